@@ -1,0 +1,18 @@
+"""coop: CUB's block- and warp-level cooperative primitives for Numba-CUDA.
+
+Call the primitives inside your own ``@cuda.jit`` kernels; each call is specialised at
+compile time from its argument types. The same code runs on a GPU and on Numba's CUDA
+simulator (``NUMBA_ENABLE_CUDASIM=1``), to which coop adds the warp intrinsics.
+
+- ``coop.thread``: sequential reduce/scan/transform over one thread's items.
+- ``coop.warp``: warp and logical sub-warp reductions, scans, broadcast.
+- ``coop.block``: block-wide primitives.
+- ``coop.ops``: named binary operators (add, min, argmax, ...).
+"""
+
+from coop._core.backend import SIMULATOR
+from coop import block, ops, thread, warp
+
+__version__ = "0.1.0"
+
+__all__ = ["thread", "warp", "block", "ops", "SIMULATOR", "__version__"]

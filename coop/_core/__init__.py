@@ -1,0 +1,9 @@
+"""coop's shared machinery: every primitive family is built on these modules.
+
+- ``backend``: which CUDA the code runs against (Numba's compiler or its simulator).
+- ``simulator``: the warp intrinsics coop adds to Numba's CUDA simulator.
+- ``specialize``: the ``primitive`` decorator (one implementation per primitive,
+  specialised from argument types) and the compile-time argument checks.
+- ``values``: supported dtypes, conversions back to a value's type.
+- ``shuffle``: warp shuffles of any supported value type.
+"""

@@ -1,0 +1,671 @@
+"""Warp-level intrinsics for Numba's CUDA simulator.
+
+Numba's CUDA simulator (``NUMBA_ENABLE_CUDASIM=1``) runs every CUDA thread of a block as
+one Python thread, but it has no warp intrinsics: ``cuda.shfl_sync``, ``cuda.ballot_sync``
+and the rest raise ``AttributeError`` there. :func:`install` adds them, so kernels that
+use warp-level code, and coop's own primitives, can be run and debugged without a GPU.
+``import coop`` calls it when the simulator is on.
+
+Model
+-----
+A warp is 32 consecutive linear thread ids of the block (linear id
+``x + y * blockDim.x + z * blockDim.x * blockDim.y``); the lane is the linear id modulo
+32. A block whose size is not a multiple of 32 ends with a partial warp: its missing
+lanes do not exist and are never waited for.
+
+Every intrinsic that takes a mask is a rendezvous of the lanes named in the mask, as
+CUDA requires ("all non-exited threads named in mask must execute the same intrinsic
+with the same mask"). Each calling lane deposits its operand and waits until every lane
+of ``mask`` that exists and has not exited has arrived; then each lane gets its result.
+Calls are matched up by (warp, mask, n), where n counts the calls this lane has made
+with that mask so far. So divergent code in which the two half-warps each shuffle with
+their own mask works, as do the two branches of an ``if`` each calling
+``shfl_sync(0xFFFFFFFF, ...)`` (which sm_70 and later also allow), and consecutive calls
+never mix.
+
+Where the simulator differs from a GPU
+--------------------------------------
+* Reading from a lane that is not taking part (outside the mask, absent from a partial
+  warp, or exited) gives the caller's own value. CUDA leaves this undefined.
+* ``activemask()`` returns the lanes of the caller's warp that exist and have not exited.
+  CUDA returns the lanes converged with the caller right now, which the simulator cannot
+  know: threads here are never converged.
+* Values of any Python type can be shuffled and are passed through unchanged (no
+  bit-casting, no 32/64-bit restriction).
+* Lanes of one rendezvous that call intrinsics of different families (say one lane
+  ``shfl_sync`` and another ``ballot_sync``, with the same mask) raise
+  :class:`WarpSyncError`: CUDA leaves it undefined.
+* ``ballot_sync`` and ``match_any_sync`` give a non-negative ``int`` holding the 32-bit
+  pattern; compiled Numba types them ``int32``, so lane 31's bit reads as negative
+  there. Store them in ``uint32`` arrays to see the same numbers on both.
+
+Hangs are reported, not suffered: if every live lane of a warp waits at a collective
+that cannot complete, each raises :class:`WarpSyncError` at once, naming the
+collectives, masks and missing lanes. A collective that sees no warp-level progress in
+its block for :data:`DEADLOCK_TIMEOUT_S` seconds (for instance because a lane it waits
+for is stuck in ``syncthreads``) raises likewise.
+"""
+
+import threading
+import time
+import weakref
+
+import numpy as np
+from numba.cuda.simulator import kernel as _sim_kernel
+from numba.cuda.simulator.kernel import BlockThread
+from numba.cuda.simulator.kernelapi import FakeCUDAModule
+
+__all__ = [
+    "DEADLOCK_TIMEOUT_S",
+    "SHFL_BFLY",
+    "SHFL_DOWN",
+    "SHFL_IDX",
+    "SHFL_UP",
+    "WarpSyncError",
+    "activemask",
+    "all_sync",
+    "any_sync",
+    "ballot_sync",
+    "eq_sync",
+    "install",
+    "lanemask_lt",
+    "match_all_sync",
+    "match_any_sync",
+    "running_kernel_module",
+    "shfl",
+    "syncwarp",
+]
+
+WARP_SIZE = 32
+FULL_MASK = 0xFFFFFFFF
+
+#: Seconds a collective may wait with no warp-collective progress anywhere in its block
+#: (no lane arriving at or leaving one, no thread exiting) before it raises. Read at each
+#: check, so tests and users may change it.
+DEADLOCK_TIMEOUT_S = 30.0
+
+# How often a waiting lane wakes to look at the simulator's abort flag, which the
+# simulator sets without notifying anyone.
+_POLL_INTERVAL_S = 0.05
+
+# After a thread of the block dies with an exception the simulator normally sets `abort`
+# on all others within milliseconds. Its polling loop can miss a thread that dies between
+# two polls, so waiters give up on their own after this long.
+_FAILED_THREAD_GRACE_S = 1.0
+
+#: ``shfl`` modes, numbered as in PTX ``shfl.sync`` and Numba's ``shfl_sync_intrinsic``.
+SHFL_IDX, SHFL_UP, SHFL_DOWN, SHFL_BFLY = 0, 1, 2, 3
+_SHFL_MODE_NAMES = {
+    SHFL_IDX: "shfl.sync.idx",
+    SHFL_UP: "shfl.sync.up",
+    SHFL_DOWN: "shfl.sync.down",
+    SHFL_BFLY: "shfl.sync.bfly",
+}
+
+
+class WarpSyncError(RuntimeError):
+    """A warp collective in the simulator cannot complete, or was misused."""
+
+
+# --------------------------------------------------------------------------------------
+# Per-block state
+
+
+class _Rendezvous:
+    """One collective of one warp: the lanes that arrived, and what they brought."""
+
+    __slots__ = (
+        "family",
+        "name",
+        "mask",
+        "call_number",
+        "cond",
+        "arrived",
+        "payloads",
+        "results",
+        "closed",
+        "error",
+    )
+
+    def __init__(self, family, name, mask, call_number, lock):
+        self.family = family
+        self.name = name
+        self.mask = mask
+        self.call_number = call_number
+        self.cond = threading.Condition(lock)
+        self.arrived = 0
+        self.payloads = {}
+        self.results = None
+        self.closed = False
+        self.error = None
+
+
+class _BlockWarpState:
+    """Warp bookkeeping for one run of one block, guarded by a single lock."""
+
+    def __init__(self, block_dim, block_idx):
+        self.block_dim = tuple(block_dim)
+        self.block_idx = tuple(block_idx)
+        nthreads = int(np.prod(self.block_dim))
+        nwarps = -(-nthreads // WARP_SIZE)
+        self.lock = threading.Lock()
+        self.existing = [
+            (1 << min(WARP_SIZE, nthreads - w * WARP_SIZE)) - 1 for w in range(nwarps)
+        ]
+        self.exited = [0] * nwarps
+        # Lanes waiting at a collective that has not completed yet.
+        self.blocked = [0] * nwarps
+        # Per warp: (mask, call_number) -> open _Rendezvous.
+        self.open = [{} for _ in range(nwarps)]
+        # Per linear thread id: mask -> number of collectives made with that mask.
+        self.call_counts = {}
+        self.last_progress = time.monotonic()
+        self.failure = None
+        self.failure_time = None
+
+    def live(self, warp):
+        return self.existing[warp] & ~self.exited[warp]
+
+    def thread_idx(self, warp, lane):
+        tid = warp * WARP_SIZE + lane
+        bx, by = self.block_dim[0], self.block_dim[1]
+        return (tid % bx, (tid // bx) % by, tid // (bx * by))
+
+    def describe_lanes(self, warp, lanes):
+        return ", ".join(
+            "%d %s" % (lane, self.thread_idx(warp, lane)) for lane in _lanes_of(lanes)
+        )
+
+    def try_close(self, warp, rdv):
+        """Complete `rdv` if every lane it waits for is there. Caller holds the lock."""
+        if rdv.mask & self.live(warp) & ~rdv.arrived:
+            return False
+        rdv.results = _RESULTS[rdv.family](rdv)
+        rdv.closed = True
+        del self.open[warp][(rdv.mask, rdv.call_number)]
+        self.blocked[warp] &= ~rdv.arrived
+        self.last_progress = time.monotonic()
+        rdv.cond.notify_all()
+        return True
+
+    def detect_deadlock(self, warp):
+        """Fail every open collective of `warp` if none of them can ever complete.
+
+        That is the case when every live lane of the warp waits at one: collectives
+        complete only when lanes arrive or exit. Caller holds the lock.
+        """
+        live = self.live(warp)
+        if self.failure is not None or not self.open[warp] or live & ~self.blocked[warp]:
+            return
+        parts = []
+        for rdv in self.open[warp].values():
+            missing = rdv.mask & live & ~rdv.arrived
+            parts.append(
+                "%s(mask=%#010x, call #%d with that mask): lanes [%s] wait, lanes [%s] "
+                "never arrive"
+                % (
+                    rdv.name,
+                    rdv.mask,
+                    rdv.call_number + 1,
+                    self.describe_lanes(warp, rdv.arrived),
+                    self.describe_lanes(warp, missing),
+                )
+            )
+        message = (
+            "deadlock in warp %d of block %s: every live lane waits at a warp collective "
+            "that the lanes it needs never reach (lanes are given as 'lane (threadIdx)'). "
+            "%s. CUDA requires every non-exited lane named in a mask to make the same "
+            "call with the same mask." % (warp, self.block_idx, "; ".join(parts))
+        )
+        for rdv in self.open[warp].values():
+            rdv.error = message
+            rdv.cond.notify_all()
+
+    def wait(self, rdv, thread, warp):
+        """Block until `rdv` completes, raising rather than hanging. Caller holds the lock."""
+        while not rdv.closed:
+            if rdv.error is not None:
+                raise WarpSyncError(rdv.error)
+            if thread.abort:
+                raise RuntimeError("abort flag set while waiting in %s" % rdv.name)
+            now = time.monotonic()
+            if self.failure is not None and now - self.failure_time > _FAILED_THREAD_GRACE_S:
+                raise WarpSyncError(
+                    "%s(mask=%#010x) abandoned: another thread of the block failed: %s"
+                    % (rdv.name, rdv.mask, self.failure)
+                )
+            if now - self.last_progress > DEADLOCK_TIMEOUT_S:
+                missing = rdv.mask & self.live(warp) & ~rdv.arrived
+                raise WarpSyncError(
+                    "%s(mask=%#010x) in warp %d of block %s waited %g s with no progress "
+                    "of any warp collective in the block; lanes [%s] never arrived (lanes "
+                    "given as 'lane (threadIdx)'). Are they waiting in syncthreads, or "
+                    "calling with another mask? (coop._core.simulator.DEADLOCK_TIMEOUT_S "
+                    "sets the limit.)"
+                    % (
+                        rdv.name,
+                        rdv.mask,
+                        warp,
+                        self.block_idx,
+                        DEADLOCK_TIMEOUT_S,
+                        self.describe_lanes(warp, missing),
+                    )
+                )
+            rdv.cond.wait(_POLL_INTERVAL_S)
+
+    def thread_exited(self, thread):
+        """Record that `thread` left the kernel, and release whoever waited for it."""
+        warp, lane = divmod(thread.thread_id, WARP_SIZE)
+        with self.lock:
+            self.last_progress = time.monotonic()
+            if thread.exception is not None:
+                # Completing collectives without this lane would let the others run on
+                # with wrong data; keep them waiting for the simulator's abort instead.
+                if self.failure is None:
+                    self.failure = str(thread.exception[0])
+                    self.failure_time = self.last_progress
+                for rendezvous in self.open:
+                    for rdv in rendezvous.values():
+                        rdv.cond.notify_all()
+                return
+            self.exited[warp] |= 1 << lane
+            for rdv in list(self.open[warp].values()):
+                self.try_close(warp, rdv)
+            self.detect_deadlock(warp)
+
+
+_states_lock = threading.Lock()
+_states = weakref.WeakKeyDictionary()  # BlockManager -> _BlockWarpState
+
+
+def _block_state(thread):
+    state = getattr(thread, "_coop_warp_state", None)
+    if state is None:
+        manager = thread._manager
+        with _states_lock:
+            state = _states.get(manager)
+            if state is None:
+                state = _BlockWarpState(manager._block_dim, tuple(thread.blockIdx))
+                _states[manager] = state
+        thread._coop_warp_state = state
+    return state
+
+
+def _lanes_of(bits):
+    return [lane for lane in range(WARP_SIZE) if bits >> lane & 1]
+
+
+def _current_block_thread(name):
+    thread = threading.current_thread()
+    if not isinstance(thread, BlockThread):
+        raise RuntimeError(
+            "%s can only be called from a kernel running on the CUDA simulator" % name
+        )
+    return thread
+
+
+def _collective(family, name, mask, payload):
+    """Take part in a rendezvous of the lanes in `mask`; return this lane's result."""
+    thread = _current_block_thread(name)
+    if thread.abort:
+        raise RuntimeError("abort flag set on %s call" % name)
+    mask = int(mask) & FULL_MASK
+    warp, lane = divmod(thread.thread_id, WARP_SIZE)
+    bit = 1 << lane
+    if not mask & bit:
+        raise ValueError(
+            "%s: the calling lane %d (threadIdx %s) is not in mask %#010x; CUDA requires "
+            "every lane that calls a warp intrinsic to be named in its mask"
+            % (name, lane, tuple(thread.threadIdx), mask)
+        )
+    state = _block_state(thread)
+    with state.lock:
+        counts = state.call_counts.setdefault(thread.thread_id, {})
+        call_number = counts.get(mask, 0)
+        counts[mask] = call_number + 1
+        key = (mask, call_number)
+        rdv = state.open[warp].get(key)
+        if rdv is None:
+            rdv = _Rendezvous(family, name, mask, call_number, state.lock)
+            state.open[warp][key] = rdv
+        elif rdv.family != family:
+            raise WarpSyncError(
+                "lane %d (threadIdx %s) called %s(mask=%#010x) where lanes [%s] of its "
+                "warp called %s with that mask; CUDA requires all lanes in a mask to "
+                "make the same call"
+                % (
+                    lane,
+                    tuple(thread.threadIdx),
+                    name,
+                    mask,
+                    state.describe_lanes(warp, rdv.arrived),
+                    rdv.name,
+                )
+            )
+        rdv.payloads[lane] = payload
+        rdv.arrived |= bit
+        state.last_progress = time.monotonic()
+        if not state.try_close(warp, rdv):
+            state.blocked[warp] |= bit
+            state.detect_deadlock(warp)
+            state.wait(rdv, thread, warp)
+        return rdv.results[lane]
+
+
+# --------------------------------------------------------------------------------------
+# Results of a completed rendezvous, per family: lane -> result
+
+
+def _shfl_source_lane(lane, mode, b, c):
+    """The lane that PTX ``shfl.sync`` reads for `lane`, or `lane` itself when out of range."""
+    bval = int(b) & 31
+    c = int(c)
+    clamp = c & 31
+    segmask = (c >> 8) & 31
+    max_lane = (lane & segmask) | (clamp & ~segmask)
+    min_lane = lane & segmask
+    if mode == SHFL_UP:
+        j = lane - bval
+        in_range = j >= max_lane
+    elif mode == SHFL_DOWN:
+        j = lane + bval
+        in_range = j <= max_lane
+    elif mode == SHFL_BFLY:
+        j = lane ^ bval
+        in_range = j <= max_lane
+    else:
+        j = min_lane | (bval & ~segmask)
+        in_range = j <= max_lane
+    return j if in_range else lane
+
+
+def _shfl_results(rdv):
+    payloads = rdv.payloads
+    results = {}
+    for lane, (value, mode, b, c) in payloads.items():
+        source = _shfl_source_lane(lane, mode, b, c)
+        results[lane] = payloads[source][0] if source in payloads else value
+    return results
+
+
+def _vote_results(rdv):
+    ballot = 0
+    for lane, (_, predicate) in rdv.payloads.items():
+        if predicate:
+            ballot |= 1 << lane
+    participants = rdv.arrived
+    uniform = ballot == 0 or ballot == participants
+    by_op = {
+        "ballot": ballot,
+        "all": ballot == participants,
+        "any": ballot != 0,
+        "eq": uniform,
+    }
+    return {lane: by_op[op] for lane, (op, _) in rdv.payloads.items()}
+
+
+def _match_keys(values):
+    """Keys under which values match, like the bit patterns compared on a GPU.
+
+    Compiled Numba unifies the operand's type across lanes, so if any lane holds a float
+    all real numbers compare as float64 bit patterns (0.0 and -0.0 differ, NaNs with
+    the same bits match); otherwise integers and bools compare by value.
+    """
+    if any(isinstance(v, (float, np.floating)) for v in values):
+        return [
+            np.float64(v).tobytes() if isinstance(v, (int, float, np.integer, np.floating)) else v
+            for v in values
+        ]
+    return [int(v) if isinstance(v, (int, np.integer, np.bool_)) else v for v in values]
+
+
+def _match_results(rdv):
+    lanes = list(rdv.payloads)
+    keys = dict(zip(lanes, _match_keys([rdv.payloads[lane][1] for lane in lanes])))
+    same = {}
+    for lane in lanes:
+        bits = 0
+        for other in lanes:
+            if keys[other] == keys[lane]:
+                bits |= 1 << other
+        same[lane] = bits
+    all_same = all(bits == rdv.arrived for bits in same.values())
+    results = {}
+    for lane, (op, _) in rdv.payloads.items():
+        if op == "any":
+            results[lane] = same[lane]
+        else:
+            results[lane] = (rdv.arrived, True) if all_same else (0, False)
+    return results
+
+
+def _syncwarp_results(rdv):
+    return dict.fromkeys(rdv.payloads)
+
+
+_RESULTS = {
+    "shfl": _shfl_results,
+    "vote": _vote_results,
+    "match": _match_results,
+    "syncwarp": _syncwarp_results,
+}
+
+
+# --------------------------------------------------------------------------------------
+# The intrinsics
+
+
+def shfl(mask, mode, value, b, c):
+    """PTX ``shfl.sync.{idx,up,down,bfly}``: read `value` from another lane of the warp.
+
+    `mode` is :data:`SHFL_IDX` (0), :data:`SHFL_UP` (1), :data:`SHFL_DOWN` (2) or
+    :data:`SHFL_BFLY` (3); `b` is the source lane or lane offset (only its low 5 bits
+    count); `c` packs the clamp value (bits 0-4) and the segment mask (bits 8-12). Each
+    lane computes, exactly as the PTX ISA specifies::
+
+        segmask = (c >> 8) & 31
+        maxLane = (lane & segmask) | (c & 31 & ~segmask)
+        minLane = lane & segmask
+        up:   j = lane - b;                       ok = j >= maxLane
+        down: j = lane + b;                       ok = j <= maxLane
+        bfly: j = lane ^ b;                       ok = j <= maxLane
+        idx:  j = minLane | (b & 31 & ~segmask);  ok = j <= maxLane
+
+    and returns the value of lane ``j``, or its own value if not ``ok``. CUDA's
+    ``__shfl_*_sync(mask, var, b, width)`` is this with
+    ``c = ((32 - width) << 8) | 0x1f`` for idx, down and xor and ``c = (32 - width) << 8``
+    for up.
+
+    Simulator: `value` may be any Python object and is returned unchanged. If lane ``j``
+    is not taking part (not in `mask`, absent from a partial warp, or exited) the
+    caller's own value is returned; CUDA leaves that undefined.
+    """
+    if mode not in _SHFL_MODE_NAMES:
+        raise ValueError("shfl mode must be 0 (idx), 1 (up), 2 (down) or 3 (bfly), got %r" % (mode,))
+    return _collective("shfl", _SHFL_MODE_NAMES[mode], mask, (value, mode, b, c))
+
+
+def _shfl(name, mask, mode, value, b, c):
+    return _collective("shfl", name, mask, (value, mode, b, c))
+
+
+def ballot_sync(mask, predicate):
+    """Bits of the lanes in `mask` whose `predicate` is true, as a non-negative ``int``.
+
+    CUDA sets bit N iff lane N takes part and its predicate is non-zero; lanes that are
+    absent or exited contribute 0. Compiled Numba returns it as ``int32``.
+    """
+    return _collective("vote", "ballot_sync", mask, ("ballot", bool(predicate)))
+
+
+def all_sync(mask, predicate):
+    """``True`` iff `predicate` is true on every non-exited lane in `mask`."""
+    return _collective("vote", "all_sync", mask, ("all", bool(predicate)))
+
+
+def any_sync(mask, predicate):
+    """``True`` iff `predicate` is true on some non-exited lane in `mask`."""
+    return _collective("vote", "any_sync", mask, ("any", bool(predicate)))
+
+
+def eq_sync(mask, predicate):
+    """``True`` iff `predicate` has the same truth value on every non-exited lane in `mask`."""
+    return _collective("vote", "eq_sync", mask, ("eq", bool(predicate)))
+
+
+def match_any_sync(mask, value):
+    """Bits of the lanes in `mask` whose `value` equals the caller's, as a non-negative ``int``.
+
+    CUDA compares bit patterns (so ``0.0`` and ``-0.0`` differ); the simulator compares
+    integers by value and, when any lane holds a float, all reals as float64 bit
+    patterns. Compiled Numba returns the mask as ``int32``.
+    """
+    return _collective("match", "match_any_sync", mask, ("any", value))
+
+
+def match_all_sync(mask, value):
+    """``(lanes, True)`` if `value` is the same on every non-exited lane in `mask`, else ``(0, False)``.
+
+    ``lanes`` holds the bits of the lanes that took part: those of `mask` that exist
+    and have not exited. That is what a GPU returns (Numba's own tests expect
+    ``0x3ff`` from a 10-thread block called with mask ``0xffffffff``), though CUDA's
+    documentation says "mask".
+    """
+    return _collective("match", "match_all_sync", mask, ("all", value))
+
+
+def syncwarp(mask=FULL_MASK):
+    """Wait until every non-exited lane in `mask` has reached a ``syncwarp`` with that mask.
+
+    As on a GPU, memory writes made before it by those lanes are visible after it.
+    """
+    _collective("syncwarp", "syncwarp", mask, None)
+
+
+def activemask():
+    """The lanes of the caller's warp that exist and have not exited.
+
+    CUDA returns the lanes currently converged with the caller, which the simulator
+    cannot know; in converged code the two agree.
+    """
+    thread = _current_block_thread("activemask")
+    state = _block_state(thread)
+    warp = thread.thread_id // WARP_SIZE
+    with state.lock:
+        return state.live(warp)
+
+
+def lanemask_lt():
+    """Bits of the lanes below the caller's: ``(1 << laneid) - 1``."""
+    thread = _current_block_thread("lanemask_lt")
+    return (1 << (thread.thread_id % WARP_SIZE)) - 1
+
+
+# --------------------------------------------------------------------------------------
+# Installing them
+
+
+class _WarpIntrinsicMethods:
+    """Methods added to the simulator's ``FakeCUDAModule``, with numba.cuda's signatures."""
+
+    def shfl_sync(self, mask, value, src_lane):
+        """``value`` from lane ``src_lane % 32`` (see :func:`shfl`)."""
+        return _shfl("shfl_sync", mask, SHFL_IDX, value, src_lane, 0x1F)
+
+    def shfl_up_sync(self, mask, value, delta):
+        """``value`` from lane ``laneid - delta``, or the caller's own below lane ``delta``."""
+        return _shfl("shfl_up_sync", mask, SHFL_UP, value, delta, 0)
+
+    def shfl_down_sync(self, mask, value, delta):
+        """``value`` from lane ``laneid + delta``, or the caller's own past lane 31."""
+        return _shfl("shfl_down_sync", mask, SHFL_DOWN, value, delta, 0x1F)
+
+    def shfl_xor_sync(self, mask, value, lane_mask):
+        """``value`` from lane ``laneid ^ lane_mask``."""
+        return _shfl("shfl_xor_sync", mask, SHFL_BFLY, value, lane_mask, 0x1F)
+
+    def ballot_sync(self, mask, predicate):
+        return ballot_sync(mask, predicate)
+
+    def all_sync(self, mask, predicate):
+        return all_sync(mask, predicate)
+
+    def any_sync(self, mask, predicate):
+        return any_sync(mask, predicate)
+
+    def eq_sync(self, mask, predicate):
+        return eq_sync(mask, predicate)
+
+    def match_any_sync(self, mask, value):
+        return match_any_sync(mask, value)
+
+    def match_all_sync(self, mask, value):
+        return match_all_sync(mask, value)
+
+    def activemask(self):
+        return activemask()
+
+    def lanemask_lt(self):
+        return lanemask_lt()
+
+    def syncwarp(self, mask=FULL_MASK):
+        syncwarp(mask)
+
+
+_INTRINSIC_NAMES = (
+    "shfl_sync",
+    "shfl_up_sync",
+    "shfl_down_sync",
+    "shfl_xor_sync",
+    "ballot_sync",
+    "all_sync",
+    "any_sync",
+    "eq_sync",
+    "match_any_sync",
+    "match_all_sync",
+    "activemask",
+    "lanemask_lt",
+    "syncwarp",
+)
+
+for _name in _INTRINSIC_NAMES[4:]:
+    _method = getattr(_WarpIntrinsicMethods, _name)
+    if _method.__doc__ is None:
+        _method.__doc__ = globals()[_name].__doc__
+del _name, _method
+
+_install_lock = threading.Lock()
+
+
+def install():
+    """Add the warp intrinsics to the simulator's per-kernel CUDA module. Idempotent.
+
+    Patches ``numba.cuda.simulator.kernelapi.FakeCUDAModule`` with ``shfl_sync``,
+    ``shfl_up_sync``, ``shfl_down_sync``, ``shfl_xor_sync``, ``ballot_sync``,
+    ``all_sync``, ``any_sync``, ``eq_sync``, ``match_any_sync``, ``match_all_sync``,
+    ``activemask``, ``lanemask_lt`` and ``syncwarp``, and wraps
+    ``numba.cuda.simulator.kernel.BlockThread.run`` so that a thread leaving the kernel
+    releases the collectives that were waiting for it.
+    """
+    with _install_lock:
+        if getattr(BlockThread.run, "_coop_wrapped", None) is not None:
+            return
+        for name in _INTRINSIC_NAMES:
+            setattr(FakeCUDAModule, name, _WarpIntrinsicMethods.__dict__[name])
+
+        original_run = BlockThread.run
+
+        def run(self):
+            try:
+                original_run(self)
+            finally:
+                _block_state(self).thread_exited(self)
+
+        run._coop_wrapped = original_run
+        run.__doc__ = original_run.__doc__
+        BlockThread.run = run
+
+
+def running_kernel_module():
+    """The simulator's ``FakeCUDAModule`` of the kernel running now, or ``None``."""
+    return _sim_kernel._kernel_context

@@ -1,0 +1,242 @@
+"""One implementation per primitive, specialised from its argument types.
+
+A primitive is written once, as a *generator*: a Python function with the primitive's
+public signature that receives the argument *types*, checks them, computes everything
+that must be known at compile time (sizes, shuffle clamps, the value type to convert
+results back to) and returns an *implementation* with the same signature.
+
+- Compiled (``numba.cuda``), the generator is registered as a Numba ``overload`` for the
+  CUDA target with ``prefer_literal=True``, so constants reach it as literal types and
+  each distinct combination of types and constants gets its own specialisation.
+- Under the simulator, calling the primitive types the actual arguments the same way
+  (integers as literals), runs the same generator once per combination (cached) and calls
+  the implementation it returned with the actual arguments.
+
+Building blocks that implementations share are ``device_function``\\s: register_jitable
+functions when compiled (inlined by NVVM), plain Python under the simulator. They take
+operators, conversions and shufflers as arguments.
+
+The ``Signature`` class checks arguments on behalf of one primitive and raises
+``CoopError`` (a Numba ``TypingError``) naming the primitive and the parameter.
+"""
+
+import functools
+import inspect
+
+import numpy as np
+from numba.cuda import types
+from numba.cuda.core.errors import TypingError
+from numba.cuda.extending import overload, register_jitable
+
+from coop._core.backend import SIMULATOR
+
+
+class CoopError(TypingError):
+    """A misuse of a coop primitive, found when the kernel is compiled."""
+
+
+def device_function(fn):
+    """A building block that implementations call: inlined when compiled."""
+    if SIMULATOR:
+        return fn
+    return register_jitable(fn)
+
+
+class SimulatedCallable(types.Opaque):
+    """The type the simulator gives a Python callable passed as an argument (an operator)."""
+
+    def __init__(self):
+        super().__init__("SimulatedCallable")
+
+
+_SIMULATED_CALLABLE = SimulatedCallable()
+
+
+def _simulator_type(value):
+    """The Numba type a simulated argument would have in a compiled kernel (ints as literals)."""
+    from numba.cuda.np.numpy_support import from_dtype
+    from numba.cuda.typing.typeof import typeof
+
+    if value is None:
+        return None
+    if isinstance(value, (bool, np.bool_)) and not isinstance(value, np.ndarray):
+        return types.boolean if isinstance(value, np.bool_) else types.literal(bool(value))
+    if isinstance(value, int):
+        return types.literal(value)
+    if hasattr(value, "dtype") and hasattr(value, "ndim") and getattr(value, "ndim", 0) > 0:
+        return types.Array(from_dtype(np.dtype(value.dtype)), value.ndim, "A")
+    if callable(value) and not isinstance(value, type):
+        return _SIMULATED_CALLABLE
+    return typeof(value)
+
+
+def primitive(qualname):
+    """Make a kernel-side primitive from its generator (see the module docstring)."""
+
+    def decorate(generator):
+        signature = inspect.signature(generator)
+
+        if SIMULATOR:
+            implementations = {}
+
+            def call(*args, **kwargs):
+                bound = signature.bind(*args, **kwargs)
+                bound.apply_defaults()
+                arg_types = tuple(_simulator_type(v) for v in bound.arguments.values())
+                impl = implementations.get(arg_types)
+                if impl is None:
+                    impl = implementations[arg_types] = generator(*arg_types)
+                return impl(*bound.args, **bound.kwargs)
+
+        else:
+
+            def call(*args, **kwargs):
+                raise CoopError(
+                    f"{qualname} is a kernel-side primitive: call it inside a "
+                    "@cuda.jit kernel or device function"
+                )
+
+        functools.update_wrapper(call, generator)
+        call.__signature__ = signature
+        call.__qualname__ = call.__name__ = qualname  # what Numba's errors call it
+        if not SIMULATOR:
+            overload(call, target="cuda", prefer_literal=True)(generator)
+        return call
+
+    return decorate
+
+
+def is_none(ty):
+    """True if an argument was omitted with default None or passed as None."""
+    return ty is None or isinstance(ty, types.NoneType) or (
+        isinstance(ty, types.Omitted) and ty.value is None
+    )
+
+
+def is_items_array(ty):
+    return isinstance(ty, types.Array)
+
+
+def _power_of_two(n):
+    return n > 0 and n & (n - 1) == 0
+
+
+class Signature:
+    """Checks the arguments of one primitive; errors name it and the parameter."""
+
+    def __init__(self, primitive_name):
+        self.primitive = primitive_name
+
+    def error(self, param, message):
+        return CoopError(f"{self.primitive}: {param} {message}")
+
+    # -- compile-time constants ----------------------------------------------------------
+
+    def constant_int(self, ty, param):
+        """The value of an integer that must be a compile-time constant."""
+        if isinstance(ty, types.Omitted):
+            ty = ty.value
+        if isinstance(ty, (int, np.integer)) and not isinstance(ty, bool):
+            return int(ty)
+        if isinstance(ty, types.IntegerLiteral):
+            return int(ty.literal_value)
+        raise self.error(
+            param,
+            f"must be a compile-time constant integer (a literal or a module-level "
+            f"constant), got a run-time value of type {ty}",
+        )
+
+    def width(self, ty, param="width"):
+        width = self.constant_int(ty, param)
+        if not (_power_of_two(width) and width <= 32):
+            raise self.error(
+                param, f"must be a power of two from 1 to 32 (1, 2, 4, 8, 16, 32), got {width}"
+            )
+        return width
+
+    def run_time_int(self, ty, param):
+        """An optional integer that may vary at run time (``valid_items``); None if absent."""
+        if is_none(ty):
+            return None
+        if isinstance(ty, types.Omitted):
+            ty = ty.value
+        if isinstance(ty, (types.Integer, types.IntegerLiteral)) or isinstance(ty, int):
+            return ty
+        raise self.error(param, f"must be an integer, got {ty}")
+
+    # -- values and items ----------------------------------------------------------------
+
+    def items(self, ty, param):
+        """Check an items array; returns its element type."""
+        from coop._core import values
+
+        if not is_items_array(ty):
+            raise self.error(param, f"must be an items array (cuda.local.array), got {ty}")
+        if ty.ndim != 1:
+            raise self.error(
+                param, f"must be a 1-D items array (cuda.local.array(N, dtype)), got {ty.ndim}-D"
+            )
+        values.check_dtype(ty.dtype, self, param)
+        return ty.dtype
+
+    def value_or_items(self, ty, param):
+        """(value type, is_items_array) for a value-or-items argument."""
+        from coop._core import values
+
+        if is_items_array(ty):
+            return self.items(ty, param), True
+        value_type = types.unliteral(ty)
+        values.check_dtype(value_type, self, param)
+        return value_type, False
+
+    def output_items(self, ty, param, dtype):
+        item_type = self.items(ty, param)
+        if item_type != dtype:
+            raise self.error(param, f"must hold {dtype} items like the input, got {item_type}")
+        return item_type
+
+    # -- operators -----------------------------------------------------------------------
+
+    def operator(self, op, value_type, param="op", arity=2, result_type=None):
+        """Check that ``op`` takes ``arity`` values of ``value_type`` and returns
+        something convertible to ``result_type`` (default ``value_type``)."""
+        result_type = value_type if result_type is None else result_type
+        if SIMULATOR:
+            if op is not _SIMULATED_CALLABLE:
+                raise self.error(param, f"must be a function or operator, got {op}")
+            return None
+        from numba.cuda.descriptor import cuda_target
+
+        typing = cuda_target.typing_context
+        arg_types = (value_type,) * arity
+        what = "one value" if arity == 1 else f"{arity} values"
+        try:
+            sig = typing.resolve_function_type(op, arg_types, {})
+        except Exception as exc:  # Numba reports typing failures of the op itself this way
+            sig = None
+            reason = f": {str(exc).splitlines()[0]}" if str(exc) else ""
+        else:
+            reason = ""
+        if sig is None:
+            taken = _parameter_count(op)
+            if taken is not None and taken != arity:
+                raise self.error(param, f"must take {what}, but it takes {taken}")
+            raise self.error(
+                param, f"cannot be applied to {what} of type {value_type}{reason}"
+            )
+        if typing.can_convert(sig.return_type, result_type) is None:
+            raise self.error(
+                param,
+                f"returns {sig.return_type}, which cannot be converted to {result_type}",
+            )
+
+
+def _parameter_count(op):
+    dispatcher = getattr(op, "dispatcher", None)
+    py_func = getattr(dispatcher, "py_func", None)
+    if py_func is None:
+        return None
+    try:
+        return len(inspect.signature(py_func).parameters)
+    except (TypeError, ValueError):
+        return None

@@ -1,0 +1,129 @@
+"""The value types coop's primitives accept, and conversion back to a value's type.
+
+Values are bool, int8 ... uint64, float16, float32, float64, complex64, complex128, and
+tuples of these (argmax's ``(value, index)``, key-value pairs). Operators may return a
+wider type than their arguments (Numba types ``int32 + int32`` as int64); a primitive
+converts every result back to the value's own type, as C++ does on assignment, so
+shuffles move the value's own width and the result has the input's type.
+"""
+
+import functools
+
+import numpy as np
+from numba.cuda import types
+from numba.cuda.extending import intrinsic
+
+from coop._core.backend import SIMULATOR
+
+SCALAR_TYPES = (
+    types.boolean,
+    types.int8,
+    types.int16,
+    types.int32,
+    types.int64,
+    types.uint8,
+    types.uint16,
+    types.uint32,
+    types.uint64,
+    types.float16,
+    types.float32,
+    types.float64,
+    types.complex64,
+    types.complex128,
+)
+
+
+def check_dtype(ty, signature, param):
+    """Raise ``signature``'s error unless ``ty`` is a supported value type."""
+    if isinstance(ty, types.BaseTuple):
+        if len(ty) == 0:
+            raise signature.error(param, "must not be an empty tuple")
+        for element in ty:
+            check_dtype(types.unliteral(element), signature, param)
+        return
+    if types.unliteral(ty) not in SCALAR_TYPES:
+        raise signature.error(
+            param,
+            f"has unsupported type {ty}; supported: bool, int8-int64, uint8-uint64, "
+            "float16, float32, float64, complex64, complex128 and tuples of these",
+        )
+
+
+def is_numeric_scalar(ty):
+    """Sums need a number: not bool (use logical_or), not a tuple."""
+    return isinstance(ty, (types.Integer, types.Float, types.Complex))
+
+
+@functools.lru_cache(maxsize=None)
+def converter(value_type):
+    """A function converting an operator's result back to ``value_type``."""
+    if SIMULATOR:
+        return _simulated_converter(value_type)
+
+    @intrinsic
+    def convert(typingctx, value):
+        if typingctx.can_convert(value, value_type) is None:
+            return None
+
+        def codegen(context, builder, sig, args):
+            return context.cast(builder, args[0], sig.args[0], value_type)
+
+        return value_type(value), codegen
+
+    return convert
+
+
+def _simulated_converter(value_type):
+    if isinstance(value_type, types.BaseTuple):
+        element_converters = tuple(_simulated_converter(t) for t in value_type)
+
+        def convert_tuple(value):
+            return tuple(c(v) for c, v in zip(element_converters, value))
+
+        return convert_tuple
+
+    from numba.cuda.np.numpy_support import as_dtype
+
+    dtype = as_dtype(value_type)
+
+    def convert_scalar(value):
+        # astype wraps out-of-range integers the way a C cast does
+        return np.asarray(value).astype(dtype)[()]
+
+    return convert_scalar
+
+
+def _is_float16(ty):
+    return types.unliteral(ty) == types.float16
+
+
+def arithmetic(qualname, apply):
+    """A binary arithmetic primitive: ``apply(a, b)`` for every type, except that
+    float16 goes through float32. Numba lowers float16 arithmetic to out-of-line calls
+    that spill to local memory; rounding a float32 sum or product of two float16 values
+    to float16 gives the same bits as the native float16 operation (float32's 24-bit
+    significand is at least twice float16's 11 bits plus two, so the double rounding is
+    innocuous)."""
+    from coop._core.specialize import device_function, primitive
+
+    apply = device_function(apply)
+
+    def generator(a, b):
+        if _is_float16(a) and _is_float16(b):
+
+            def impl(a, b):
+                return np.float16(apply(np.float32(a), np.float32(b)))
+
+        else:
+
+            def impl(a, b):
+                return apply(a, b)
+
+        return impl
+
+    generator.__name__ = qualname.rsplit(".", 1)[-1]
+    return primitive(qualname)(generator)
+
+
+less = arithmetic("coop._core.values.less", lambda a, b: a < b)
+less.__doc__ = "``a < b``, comparing float16 values exactly through float32."

@@ -1,0 +1,3 @@
+"""Block-level primitives (CUB's block/ layer). Reduce and scan arrive next."""
+
+__all__ = []

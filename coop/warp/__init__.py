@@ -1,0 +1,29 @@
+"""Warp-level primitives (CUB's warp/ layer): reductions, scans and broadcast over a
+warp or a logical sub-warp of ``width`` = 1, 2, 4, 8, 16 or 32 lanes.
+
+All are shuffle-based: no shared memory, no barriers, results in registers.
+"""
+
+from coop.warp.reduce import (
+    all_reduce,
+    all_sum,
+    head_segmented_reduce,
+    reduce,
+    sum,
+    tail_segmented_reduce,
+)
+from coop.warp.scan import broadcast, exclusive_scan, exclusive_sum, inclusive_scan, inclusive_sum
+
+__all__ = [
+    "reduce",
+    "sum",
+    "all_reduce",
+    "all_sum",
+    "inclusive_scan",
+    "exclusive_scan",
+    "inclusive_sum",
+    "exclusive_sum",
+    "broadcast",
+    "head_segmented_reduce",
+    "tail_segmented_reduce",
+]

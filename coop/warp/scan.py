@@ -1,0 +1,331 @@
+"""Warp-wide prefix scans and broadcast (CUB's WarpScan, shuffle-based).
+
+Every lane of a logical warp of ``width`` lanes calls the scan with its value, or with
+an items array holding its items in blocked arrangement (lane ``l`` holds items
+``l*N .. l*N+N-1`` of the warp's tile).
+
+- One value per lane: the lane's scan result is returned; ``return_aggregate=True``
+  returns ``(result, warp_aggregate)`` instead.
+- Items arrays: the scan is written to ``output`` (which may be the input) and the
+  warp aggregate is returned.
+
+Every lane receives the warp aggregate: the reduction of all inputs of its logical warp
+(not including ``initial``). Exclusive scans give logical lane 0 (its first item) the
+``initial`` value; without ``initial``, that one result is unspecified (as in CUB),
+except for sums, where it is 0. Operators need to be associative, not commutative.
+"""
+
+from coop.ops import add
+
+from coop._core.shuffle import IDX, UP, logical_warp, shuffler
+from coop._core.specialize import Signature, device_function, is_none, primitive
+from coop._core.values import converter, is_numeric_scalar
+from coop.thread import (
+    exclusive_scan_items,
+    inclusive_scan_items,
+    inclusive_scan_items_with_prefix,
+    reduce_items,
+)
+
+__all__ = [
+    "inclusive_scan",
+    "exclusive_scan",
+    "inclusive_sum",
+    "exclusive_sum",
+    "broadcast",
+]
+
+
+# -- building blocks (also used by the block layer) --------------------------------------
+
+
+@device_function
+def inclusive_scan_lanes(x, op, convert, up, mask, lane, width):
+    """Kogge-Stone scan with shfl.up: lane ``l`` gets op over lanes 0..l."""
+    offset = 1
+    while offset < width:
+        y = up(mask, x, offset)
+        if lane >= offset:
+            x = convert(op(y, x))
+        offset *= 2
+    return x
+
+
+@device_function
+def scan_lanes(x, op, convert, up, idx, width):
+    """(inclusive scan, exclusive scan, warp aggregate) of one value per lane; the
+    exclusive result of logical lane 0 is its own value (callers replace it)."""
+    lane, mask = logical_warp(width)
+    inclusive = inclusive_scan_lanes(x, op, convert, up, mask, lane, width)
+    exclusive = up(mask, inclusive, 1)
+    aggregate = idx(mask, inclusive, width - 1)
+    return inclusive, exclusive, aggregate
+
+
+@device_function
+def seeded_exclusive(exclusive, op, convert, initial, width):
+    """Exclusive results with ``initial`` folded in (lane 0 gets ``initial``)."""
+    lane, _ = logical_warp(width)
+    if lane == 0:
+        return initial
+    return convert(op(initial, exclusive))
+
+
+@device_function
+def inclusive_scan_warp_items(items, output, op, convert, up, idx, width):
+    """Inclusive scan of a warp's blocked items; returns the warp aggregate."""
+    lane, _ = logical_warp(width)
+    _, prefix, aggregate = scan_lanes(reduce_items(items, op, convert), op, convert, up, idx, width)
+    if lane == 0:
+        inclusive_scan_items(items, output, op, convert)
+    else:
+        inclusive_scan_items_with_prefix(items, output, op, convert, prefix)
+    return aggregate
+
+
+@device_function
+def exclusive_scan_warp_items(items, output, op, convert, up, idx, width, initial):
+    """Exclusive scan of a warp's blocked items seeded with ``initial``; returns the
+    warp aggregate."""
+    _, exclusive, aggregate = scan_lanes(
+        reduce_items(items, op, convert), op, convert, up, idx, width
+    )
+    prefix = seeded_exclusive(exclusive, op, convert, initial, width)
+    exclusive_scan_items(items, output, op, convert, prefix)
+    return aggregate
+
+
+@device_function
+def exclusive_scan_warp_items_unseeded(items, output, op, convert, up, idx, width):
+    """Exclusive scan without an initial value: the first item of lane 0 is
+    unspecified (it is given that lane's first item)."""
+    lane, _ = logical_warp(width)
+    _, exclusive, aggregate = scan_lanes(
+        reduce_items(items, op, convert), op, convert, up, idx, width
+    )
+    prefix = items[0] if lane == 0 else exclusive
+    if lane == 0:
+        running = items[0]
+        for i in range(1, len(items)):
+            item = items[i]
+            output[i] = running
+            running = convert(op(running, item))
+        output[0] = prefix
+    else:
+        exclusive_scan_items(items, output, op, convert, prefix)
+    return aggregate
+
+
+# -- generators --------------------------------------------------------------------------
+
+
+def _scan_arguments(sig, value, output, op, width, return_aggregate):
+    """Common checks: (dtype, is_items, lanes, with_aggregate)."""
+    dtype, is_items = sig.value_or_items(value, "value")
+    if is_items:
+        if is_none(output):
+            raise sig.error("output", "is required with an items array (it may be the input)")
+        sig.output_items(output, "output", dtype)
+    elif not is_none(output):
+        raise sig.error("output", "is only for items arrays; a one-value scan returns its result")
+    if op is not None:
+        sig.operator(op, dtype)
+    lanes = sig.width(width)
+    with_aggregate = _constant_bool(sig, return_aggregate, "return_aggregate")
+    if with_aggregate and is_items:
+        raise sig.error("return_aggregate", "is only for one-value scans; items scans always return the aggregate")
+    return dtype, is_items, lanes, with_aggregate
+
+
+def _constant_bool(sig, ty, param):
+    from numba.cuda import types
+
+    if isinstance(ty, types.Omitted):
+        ty = ty.value
+    if isinstance(ty, bool):
+        return ty
+    if isinstance(ty, types.BooleanLiteral):
+        return bool(ty.literal_value)
+    raise sig.error(param, f"must be a compile-time constant True or False, got {ty}")
+
+
+@primitive("coop.warp.inclusive_scan")
+def inclusive_scan(value, op, output=None, width=32, return_aggregate=False):
+    """Inclusive prefix scan over a logical warp with ``op`` (CUB
+    WarpScan::InclusiveScan): lane ``l`` gets ``op`` over the inputs of lanes 0..l.
+
+    Example::
+
+        running_max = coop.warp.inclusive_scan(x[i], coop.ops.max)
+        scan, total = coop.warp.inclusive_scan(x[i], operator.add, return_aggregate=True)
+        total = coop.warp.inclusive_scan(items, operator.add, items)   # items in place
+    """
+    sig = Signature("coop.warp.inclusive_scan")
+    dtype, is_items, lanes, with_aggregate = _scan_arguments(
+        sig, value, output, op, width, return_aggregate
+    )
+    convert = converter(dtype)
+    up, idx = shuffler(UP, lanes), shuffler(IDX, lanes)
+    if is_items:
+
+        def impl(value, op, output=None, width=32, return_aggregate=False):
+            return inclusive_scan_warp_items(value, output, op, convert, up, idx, lanes)
+
+    elif with_aggregate:
+
+        def impl(value, op, output=None, width=32, return_aggregate=False):
+            inclusive, _, aggregate = scan_lanes(value, op, convert, up, idx, lanes)
+            return inclusive, aggregate
+
+    else:
+
+        def impl(value, op, output=None, width=32, return_aggregate=False):
+            lane, mask = logical_warp(lanes)
+            return inclusive_scan_lanes(value, op, convert, up, mask, lane, lanes)
+
+    return impl
+
+
+@primitive("coop.warp.exclusive_scan")
+def exclusive_scan(value, op, initial=None, output=None, width=32, return_aggregate=False):
+    """Exclusive prefix scan over a logical warp with ``op`` (CUB
+    WarpScan::ExclusiveScan): lane ``l`` gets ``op`` over ``initial`` and the inputs
+    of lanes 0..l-1; logical lane 0 gets ``initial`` (unspecified without it).
+
+    Example::
+
+        offsets = coop.warp.exclusive_scan(x[i], operator.add, 0)
+        total = coop.warp.exclusive_scan(items, operator.mul, 1, items)  # in place
+    """
+    sig = Signature("coop.warp.exclusive_scan")
+    dtype, is_items, lanes, with_aggregate = _scan_arguments(
+        sig, value, output, op, width, return_aggregate
+    )
+    seeded = not is_none(initial)
+    if seeded:
+        initial_type, initial_is_items = sig.value_or_items(initial, "initial")
+        if initial_is_items:
+            raise sig.error("initial", "must be one value, not an array")
+    convert = converter(dtype)
+    up, idx = shuffler(UP, lanes), shuffler(IDX, lanes)
+    if is_items and seeded:
+
+        def impl(value, op, initial=None, output=None, width=32, return_aggregate=False):
+            return exclusive_scan_warp_items(
+                value, output, op, convert, up, idx, lanes, convert(initial)
+            )
+
+    elif is_items:
+
+        def impl(value, op, initial=None, output=None, width=32, return_aggregate=False):
+            return exclusive_scan_warp_items_unseeded(value, output, op, convert, up, idx, lanes)
+
+    elif seeded and with_aggregate:
+
+        def impl(value, op, initial=None, output=None, width=32, return_aggregate=False):
+            _, exclusive, aggregate = scan_lanes(value, op, convert, up, idx, lanes)
+            return seeded_exclusive(exclusive, op, convert, convert(initial), lanes), aggregate
+
+    elif seeded:
+
+        def impl(value, op, initial=None, output=None, width=32, return_aggregate=False):
+            _, exclusive, _ = scan_lanes(value, op, convert, up, idx, lanes)
+            return seeded_exclusive(exclusive, op, convert, convert(initial), lanes)
+
+    elif with_aggregate:
+
+        def impl(value, op, initial=None, output=None, width=32, return_aggregate=False):
+            _, exclusive, aggregate = scan_lanes(value, op, convert, up, idx, lanes)
+            return exclusive, aggregate
+
+    else:
+
+        def impl(value, op, initial=None, output=None, width=32, return_aggregate=False):
+            _, exclusive, _ = scan_lanes(value, op, convert, up, idx, lanes)
+            return exclusive
+
+    return impl
+
+
+def _specialise_sum(name, scan, value, output, width, return_aggregate, exclusive):
+    sig = Signature(name)
+    dtype, is_items = sig.value_or_items(value, "value")
+    if not is_numeric_scalar(dtype):
+        raise sig.error("value", f"must hold numbers to sum, got {dtype} (for bool use logical_or)")
+    lanes = sig.width(width)
+    with_aggregate = _constant_bool(sig, return_aggregate, "return_aggregate")
+    zero = converter(dtype)
+    # The sum forwards to the general scan, with the constants it was specialised for.
+    if exclusive and is_items:
+
+        def impl(value, output=None, width=32, return_aggregate=False):
+            return scan(value, add, zero(0), output, lanes)
+
+    elif exclusive:
+
+        def impl(value, output=None, width=32, return_aggregate=False):
+            return scan(value, add, zero(0), None, lanes, with_aggregate)
+
+    elif is_items:
+
+        def impl(value, output=None, width=32, return_aggregate=False):
+            return scan(value, add, output, lanes)
+
+    else:
+
+        def impl(value, output=None, width=32, return_aggregate=False):
+            return scan(value, add, None, lanes, with_aggregate)
+
+    return impl
+
+
+@primitive("coop.warp.inclusive_sum")
+def inclusive_sum(value, output=None, width=32, return_aggregate=False):
+    """Inclusive prefix sum over a logical warp (CUB WarpScan::InclusiveSum).
+
+    Example::
+
+        running = coop.warp.inclusive_sum(x[i])
+    """
+    return _specialise_sum(
+        "coop.warp.inclusive_sum", inclusive_scan, value, output, width, return_aggregate, False
+    )
+
+
+@primitive("coop.warp.exclusive_sum")
+def exclusive_sum(value, output=None, width=32, return_aggregate=False):
+    """Exclusive prefix sum over a logical warp; logical lane 0 gets 0
+    (CUB WarpScan::ExclusiveSum).
+
+    Example::
+
+        offset, total = coop.warp.exclusive_sum(count, return_aggregate=True)
+    """
+    return _specialise_sum(
+        "coop.warp.exclusive_sum", exclusive_scan, value, output, width, return_aggregate, True
+    )
+
+
+@primitive("coop.warp.broadcast")
+def broadcast(value, src_lane, width=32):
+    """Every lane of the logical warp gets the value of logical lane ``src_lane``
+    (CUB WarpScan::Broadcast). Any value type, tuples included.
+
+    Example::
+
+        leader_value = coop.warp.broadcast(x[i], 0)
+    """
+    sig = Signature("coop.warp.broadcast")
+    dtype, is_items = sig.value_or_items(value, "value")
+    if is_items:
+        raise sig.error("value", "must be one value per lane, not an items array")
+    if sig.run_time_int(src_lane, "src_lane") is None:
+        raise sig.error("src_lane", "is required")
+    lanes = sig.width(width)
+    idx = shuffler(IDX, lanes)
+
+    def impl(value, src_lane, width=32):
+        _, mask = logical_warp(lanes)
+        return idx(mask, value, src_lane)
+
+    return impl
