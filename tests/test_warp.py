@@ -11,6 +11,7 @@ import coop
 from helpers import (
     ALL_DTYPES,
     NUMERIC_DTYPES,
+    FULL_MATRIX,
     ON_GPU,
     REFERENCE_OPS,
     WIDTHS,
@@ -158,7 +159,7 @@ def check_reduction(kernel, dtype, width, items, partial, reference_op, rng, dat
 @pytest.mark.parametrize("dtype,width", matrix(ALL_DTYPES, WIDTHS))
 def test_reduce(dtype, width, items, partial):
     rng = np.random.default_rng(width * 7 + items)
-    for name in ops_for(dtype) if ON_GPU else ops_for(dtype)[:1]:
+    for name in ops_for(dtype) if FULL_MATRIX else ops_for(dtype)[:1]:
         kernel = reduce_kernels(getattr(coop.ops, name), width, dtype, items, partial)
         check_reduction(kernel, dtype, width, items, partial, REFERENCE_OPS[name], rng)
 
@@ -333,7 +334,7 @@ def check_scans(dtype, width, op_name, items, rng):
 @pytest.mark.parametrize("dtype,width", matrix(ALL_DTYPES, WIDTHS))
 def test_scan(dtype, width, items):
     rng = np.random.default_rng(width + items)
-    for name in ops_for(dtype) if ON_GPU else ops_for(dtype)[:1]:
+    for name in ops_for(dtype) if FULL_MATRIX else ops_for(dtype)[:1]:
         check_scans(dtype, width, name, items, rng)
 
 
@@ -561,7 +562,7 @@ def affine_kernel(width):
     return kernel
 
 
-@pytest.mark.parametrize("width", WIDTHS if ON_GPU else [4, 32])
+@pytest.mark.parametrize("width", WIDTHS if FULL_MATRIX else [4, 32])
 def test_non_commutative(width):
     rng = np.random.default_rng(width)
     n = THREADS * BLOCKS

@@ -282,7 +282,7 @@ def syncwarp_kernel(x, out_pair, out_rotated, out_half):
 
 
 @cuda.jit
-def early_exit_kernel(x, pred, out_xor, out_ballot, out_all):
+def early_exit_kernel(x, pred, out_xor, out_ballot, out_all, out_active):
     tid = linear_tid()
     lane = tid % WARP
     if lane >= 16:
@@ -290,6 +290,9 @@ def early_exit_kernel(x, pred, out_xor, out_ballot, out_all):
     out_xor[tid] = cuda.shfl_xor_sync(FULL, x[tid], 1)
     out_ballot[tid] = cuda.ballot_sync(FULL, pred[tid])
     out_all[tid] = cuda.all_sync(FULL, pred[tid])
+    # Lanes 16-31 have exited by now: the full-mask collectives above waited for them.
+    out_active[tid] = cuda.activemask()
+    cuda.syncwarp()
 
 
 # --------------------------------------------------------------------------------------
@@ -320,21 +323,27 @@ def test_shuffles_with_per_lane_operands(block, dtype):
 
 @pytest.mark.parametrize("n", [32, 40])
 def test_shuffle_edges_and_consecutive_calls(n):
-    offsets = np.array([0, 1, 2, 15, 16, 31], dtype=np.int32)
-    sources = np.array([0, 7, 31, 32, 63], dtype=np.int32)
+    # Offsets outside [0, 32) are defined by PTX, which uses only their low 5 bits (as
+    # an H200 does); the CUDA C++ guide leaves them out.
+    offsets = np.array([0, 1, 2, 15, 16, 31, 32, 33, 35, -1, 65], dtype=np.int32)
+    sources = np.array([0, 7, 31, 32, 63, -1], dtype=np.int32)
     x = np.arange(100, 100 + n, dtype=np.int64)
     out_up, out_down, out_xor = (np.zeros((offsets.size, n), np.int64) for _ in range(3))
     out_idx = np.zeros((sources.size, n), np.int64)
 
     shuffle_table_kernel[1, n](x, offsets, sources, out_up, out_down, out_xor, out_idx)
 
-    for k, offset in enumerate(offsets):
-        for out, kind in ((out_up, "up"), (out_down, "down"), (out_xor, "xor")):
-            expected, defined = ref_shfl(x, kind, offset)
-            assert_defined_equal(out[k], expected, defined)
-    for k, source in enumerate(sources):
-        expected, defined = ref_shfl(x, "idx", source)
-        assert_defined_equal(out_idx[k], expected, defined)
+    for outs, operands, modes in (
+        ((out_up, out_down, out_xor), offsets, (1, 2, 3)),
+        ((out_idx,), sources, (0,)),
+    ):
+        for out, mode in zip(outs, modes):
+            kind = ("idx", "up", "down", "xor")[mode]
+            for k, b in enumerate(operands):
+                expected, defined = ref_ptx_shfl(x, mode, b, width_operand(mode, WARP))
+                assert_defined_equal(out[k], expected, defined)
+                if 0 <= b < WARP or kind == "idx" and b >= 0:
+                    np.testing.assert_array_equal(expected, ref_shfl(x, kind, b)[0])
 
 
 @pytest.mark.parametrize("dtype", [np.int64, np.float64], ids=lambda d: np.dtype(d).name)
@@ -497,13 +506,15 @@ def test_exited_lanes_are_not_waited_for():
     out_xor = np.zeros(n, np.int64)
     out_ballot = np.zeros(n, np.uint32)
     out_all = np.full(n, -1, np.int32)
+    out_active = np.zeros(n, np.uint32)
 
-    early_exit_kernel[1, n](x, pred, out_xor, out_ballot, out_all)
+    early_exit_kernel[1, n](x, pred, out_xor, out_ballot, out_all, out_active)
 
     ballot = ref_ballot(pred != 0, stay)
     np.testing.assert_array_equal(out_xor[stay], ref_shfl(x, "xor", 1)[0][stay])
     np.testing.assert_array_equal(out_ballot[stay], ballot[stay])
     np.testing.assert_array_equal(out_all[stay], (ballot == LOW_HALF)[stay])
+    np.testing.assert_array_equal(out_active[stay], LOW_HALF)
     assert np.all(out_all[~stay] == -1)
 
 

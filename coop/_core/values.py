@@ -97,19 +97,25 @@ def _is_float16(ty):
     return types.unliteral(ty) == types.float16
 
 
-def arithmetic(qualname, apply):
-    """A binary arithmetic primitive: ``apply(a, b)`` for every type, except that
-    float16 goes through float32. Numba lowers float16 arithmetic to out-of-line calls
-    that spill to local memory; rounding a float32 sum or product of two float16 values
-    to float16 gives the same bits as the native float16 operation (float32's 24-bit
+def _through_float32(qualname, apply, round_to_float16):
+    """A binary primitive computing ``apply(a, b)``, except that two float16 operands go
+    through float32 (and the result back to float16 if ``round_to_float16``). Numba
+    lowers float16 arithmetic and comparisons to out-of-line calls that spill to local
+    memory; in float32 they are inline, and rounding a float32 sum or product of two
+    float16 values gives the bits of the native float16 operation (float32's 24-bit
     significand is at least twice float16's 11 bits plus two, so the double rounding is
-    innocuous)."""
+    innocuous). Comparisons are exact."""
     from coop._core.specialize import device_function, primitive
 
     apply = device_function(apply)
 
     def generator(a, b):
-        if _is_float16(a) and _is_float16(b):
+        if not (_is_float16(a) and _is_float16(b)):
+
+            def impl(a, b):
+                return apply(a, b)
+
+        elif round_to_float16:
 
             def impl(a, b):
                 return np.float16(apply(np.float32(a), np.float32(b)))
@@ -117,7 +123,7 @@ def arithmetic(qualname, apply):
         else:
 
             def impl(a, b):
-                return apply(a, b)
+                return apply(np.float32(a), np.float32(b))
 
         return impl
 
@@ -125,5 +131,10 @@ def arithmetic(qualname, apply):
     return primitive(qualname)(generator)
 
 
-less = arithmetic("coop._core.values.less", lambda a, b: a < b)
+def arithmetic(qualname, apply):
+    """A binary arithmetic primitive, float16 computed through float32."""
+    return _through_float32(qualname, apply, True)
+
+
+less = _through_float32("coop._core.values.less", lambda a, b: a < b, False)
 less.__doc__ = "``a < b``, comparing float16 values exactly through float32."

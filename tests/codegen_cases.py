@@ -1,0 +1,372 @@
+"""Kernels compiled to sm_90 PTX with the real NVVM, without running them.
+
+``CASES``: kernels whose PTX must keep items in registers (no local memory) and make no
+calls. ``MISUSES``: kernels that must fail to compile with a message naming the
+primitive and the parameter. ``test_codegen.py`` checks both; under the simulator it
+runs this file as a script in a subprocess (``python tests/codegen_cases.py``), which
+prints one JSON line per case.
+"""
+
+import json
+import operator
+import re
+import sys
+
+import numpy as np
+from numba import cuda
+from numba.cuda import types
+
+import coop
+
+SCALARS = {
+    "bool": (np.bool_, types.boolean),
+    "int8": (np.int8, types.int8),
+    "int16": (np.int16, types.int16),
+    "int32": (np.int32, types.int32),
+    "int64": (np.int64, types.int64),
+    "uint8": (np.uint8, types.uint8),
+    "uint16": (np.uint16, types.uint16),
+    "uint32": (np.uint32, types.uint32),
+    "uint64": (np.uint64, types.uint64),
+    "float16": (np.float16, types.float16),
+    "float32": (np.float32, types.float32),
+    "float64": (np.float64, types.float64),
+    "complex64": (np.complex64, types.complex64),
+    "complex128": (np.complex128, types.complex128),
+}
+NUMERIC = [name for name in SCALARS if name != "bool"]
+ORDERED = [name for name in SCALARS if not name.startswith("complex")]
+
+CASES = {}
+MISUSES = {}
+
+
+def case(name, sig):
+    def register(fn):
+        CASES[name] = (fn, sig)
+        return fn
+
+    return register
+
+
+def misuse(name, sig, message):
+    def register(fn):
+        MISUSES[name] = (fn, sig, message)
+        return fn
+
+    return register
+
+
+def _op_for(name):
+    if name == "bool":
+        return coop.ops.logical_or
+    if name.startswith("complex"):
+        return coop.ops.mul
+    return coop.ops.max
+
+
+# -- every dtype through the warp and thread primitives ----------------------------------
+
+
+def warp_reduce_kernel(dtype, op):
+    @cuda.jit
+    def kernel(x, valid, out):
+        i = cuda.grid(1)
+        items = cuda.local.array(4, dtype)
+        for j in range(4):
+            items[j] = x[i * 4 + j]
+        out[0, i] = coop.warp.reduce(x[i], op)
+        out[1, i] = coop.warp.all_reduce(x[i], op, 8)
+        out[2, i] = coop.warp.reduce(items, op, 16, valid[i])
+        out[3, i] = coop.warp.all_reduce(items, op, valid_items=valid[i])
+        out[4, i] = coop.warp.broadcast(x[i], 3)
+        out[5, i] = coop.warp.head_segmented_reduce(x[i], valid[i] > 2, op, 4)
+
+    return kernel
+
+
+def warp_scan_kernel(dtype, op):
+    @cuda.jit
+    def kernel(x, out):
+        i = cuda.grid(1)
+        items = cuda.local.array(4, dtype)
+        for j in range(4):
+            items[j] = x[i * 4 + j]
+        out[0, i] = coop.warp.inclusive_scan(x[i], op)
+        e, a = coop.warp.exclusive_scan(x[i], op, x[0], width=16, return_aggregate=True)
+        out[1, i] = e
+        out[2, i] = a
+        out[3, i] = coop.warp.inclusive_scan(items, op, items)
+        out[4, i] = coop.warp.exclusive_scan(items, op, x[1], items, 8)
+        for j in range(4):
+            out[5 + j, i] = items[j]
+
+    return kernel
+
+
+def warp_sum_kernel(dtype):
+    @cuda.jit
+    def kernel(x, out):
+        i = cuda.grid(1)
+        items = cuda.local.array(4, dtype)
+        for j in range(4):
+            items[j] = x[i * 4 + j]
+        out[0, i] = coop.warp.sum(x[i])
+        out[1, i] = coop.warp.all_sum(items, 4, i % 16)
+        out[2, i] = coop.warp.inclusive_sum(x[i], width=2)
+        out[3, i] = coop.warp.exclusive_sum(items, items)
+        for j in range(4):
+            out[4 + j, i] = items[j]
+
+    return kernel
+
+
+def thread_kernel(dtype, op):
+    @cuda.jit
+    def kernel(x, out):
+        i = cuda.grid(1)
+        items = cuda.local.array(7, dtype)
+        for j in range(7):
+            items[j] = x[i * 7 + j]
+        out[0, i] = coop.thread.reduce(items, op)
+        out[1, i] = coop.thread.inclusive_scan(items, items, op)
+        out[2, i] = coop.thread.exclusive_scan(items, items, op, x[0])
+        for j in range(7):
+            out[3 + j, i] = items[j]
+
+    return kernel
+
+
+for _name, (_np_dtype, _nb_type) in SCALARS.items():
+    _arrays = (_nb_type[::1], types.int32[::1], _nb_type[:, ::1])
+    case(f"warp_reduce-{_name}", _arrays)(warp_reduce_kernel(_np_dtype, _op_for(_name)))
+    case(f"warp_scan-{_name}", (_nb_type[::1], _nb_type[:, ::1]))(
+        warp_scan_kernel(_np_dtype, _op_for(_name))
+    )
+    case(f"thread-{_name}", (_nb_type[::1], _nb_type[:, ::1]))(
+        thread_kernel(_np_dtype, _op_for(_name))
+    )
+    if _name in NUMERIC:
+        case(f"warp_sum-{_name}", (_nb_type[::1], _nb_type[:, ::1]))(warp_sum_kernel(_np_dtype))
+
+
+def argmax_kernel(op):
+    @cuda.jit
+    def kernel(x, out_value, out_index):
+        i = cuda.grid(1)
+        v, j = coop.warp.all_reduce((x[i], np.int32(i)), op, 16)
+        out_value[i] = v
+        out_index[i] = j
+        v, j = coop.warp.inclusive_scan((x[i], np.int32(i)), op)
+        out_value[i] += v
+        out_index[i] += j
+
+    return kernel
+
+
+for _name in ("float32", "int64", "float64"):
+    _nb_type = SCALARS[_name][1]
+    case(f"argmax-{_name}", (_nb_type[::1], _nb_type[::1], types.int32[::1]))(
+        argmax_kernel(coop.ops.argmax)
+    )
+
+
+@case("operator-kinds", (types.int32[::1], types.int32[:, ::1]))
+def operator_kinds(x, out):
+    i = cuda.grid(1)
+    out[0, i] = coop.warp.reduce(x[i], operator.add)
+    out[1, i] = coop.warp.all_reduce(x[i], lambda a, b: a if a > b else b)
+    out[2, i] = coop.warp.inclusive_scan(x[i], coop.ops.bit_or, width=8)
+    out[3, i] = coop.warp.tail_segmented_reduce(x[i], x[i] & 1, operator.mul)
+
+
+# -- misuse: one kernel per mistake, with the message it must produce -------------------
+
+RUN_TIME_WIDTH = "coop.warp.reduce: width must be a compile-time constant"
+
+
+@misuse("width-not-constant", (types.int32[::1], types.int32[::1]), RUN_TIME_WIDTH)
+def width_not_constant(x, out):
+    i = cuda.grid(1)
+    out[i] = coop.warp.reduce(x[i], operator.add, x[0])
+
+
+@misuse(
+    "width-not-power-of-two",
+    (types.int32[::1], types.int32[::1]),
+    "coop.warp.sum: width must be a power of two from 1 to 32 (1, 2, 4, 8, 16, 32), got 12",
+)
+def width_not_power_of_two(x, out):
+    i = cuda.grid(1)
+    out[i] = coop.warp.sum(x[i], 12)
+
+
+@misuse(
+    "width-above-32",
+    (types.int32[::1], types.int32[::1]),
+    "coop.warp.inclusive_scan: width must be a power of two from 1 to 32 (1, 2, 4, 8, 16, 32), got 64",
+)
+def width_above_32(x, out):
+    i = cuda.grid(1)
+    out[i] = coop.warp.inclusive_scan(x[i], operator.add, width=64)
+
+
+@misuse(
+    "unsupported-dtype",
+    (types.NPDatetime("s")[::1], types.NPDatetime("s")[::1]),
+    "coop.warp.all_reduce: value has unsupported type datetime64[s]",
+)
+def unsupported_dtype(x, out):
+    i = cuda.grid(1)
+    out[i] = coop.warp.all_reduce(x[i], coop.ops.max)
+
+
+@misuse(
+    "sum-of-bool",
+    (types.boolean[::1], types.boolean[::1]),
+    "coop.warp.sum: value must hold numbers to sum, got bool (for bool use logical_or)",
+)
+def sum_of_bool(x, out):
+    i = cuda.grid(1)
+    out[i] = coop.warp.sum(x[i])
+
+
+@misuse(
+    "operator-arity",
+    (types.int32[::1], types.int32[::1]),
+    "coop.warp.reduce: op must take 2 values, but it takes 1",
+)
+def operator_arity(x, out):
+    i = cuda.grid(1)
+    out[i] = coop.warp.reduce(x[i], lambda a: a)
+
+
+@misuse(
+    "operator-result-type",
+    (types.float32[::1], types.float32[::1]),
+    "coop.warp.exclusive_scan: op returns UniTuple(float32 x 2), which cannot be converted to float32",
+)
+def operator_result_type(x, out):
+    i = cuda.grid(1)
+    out[i] = coop.warp.exclusive_scan(x[i], lambda a, b: (a, b), x[0])
+
+
+@misuse(
+    "operator-wrong-type",
+    (types.complex64[::1], types.complex64[::1]),
+    "coop.warp.reduce: op cannot be applied to 2 values of type complex64",
+)
+def operator_wrong_type(x, out):
+    i = cuda.grid(1)
+    out[i] = coop.warp.reduce(x[i], coop.ops.bit_and)
+
+
+@misuse(
+    "items-not-1d",
+    (types.int32[::1], types.int32[::1]),
+    "coop.thread.reduce: items must be a 1-D items array (cuda.local.array(N, dtype)), got 2-D",
+)
+def items_not_1d(x, out):
+    i = cuda.grid(1)
+    items = cuda.local.array((2, 2), np.int32)
+    items[0, 0] = x[i]
+    out[i] = coop.thread.reduce(items, operator.add)
+
+
+@misuse(
+    "warp-items-not-1d",
+    (types.int32[::1], types.int32[::1]),
+    "coop.warp.all_sum: value must be a 1-D items array (cuda.local.array(N, dtype)), got 2-D",
+)
+def warp_items_not_1d(x, out):
+    i = cuda.grid(1)
+    items = cuda.local.array((2, 2), np.int32)
+    items[0, 0] = x[i]
+    out[i] = coop.warp.all_sum(items)
+
+
+@misuse(
+    "output-dtype",
+    (types.int32[::1], types.int32[::1]),
+    "coop.warp.inclusive_scan: output must hold int32 items like the input, got int64",
+)
+def output_dtype(x, out):
+    i = cuda.grid(1)
+    items = cuda.local.array(4, np.int32)
+    wide = cuda.local.array(4, np.int64)
+    items[0] = x[i]
+    out[i] = coop.warp.inclusive_scan(items, operator.add, wide)
+
+
+@misuse(
+    "valid-items-type",
+    (types.float32[::1], types.float32[::1]),
+    "coop.warp.reduce: valid_items must be an integer, got float32",
+)
+def valid_items_type(x, out):
+    i = cuda.grid(1)
+    out[i] = coop.warp.reduce(x[i], operator.add, 32, x[0])
+
+
+@misuse(
+    "called-on-host",
+    None,
+    "coop.warp.sum is a kernel-side primitive",
+)
+def called_on_host():
+    return coop.warp.sum(1)
+
+
+# -- compiling ---------------------------------------------------------------------------
+
+LOCAL_MEMORY = re.compile(r"\.local\b|__local_depot")
+CALL = re.compile(r"^\s*call(\.uni)?\b", re.MULTILINE)
+
+
+def install_device_stand_in():
+    """numba-cuda asks the current device for its compute capability when it compiles a
+    device function; without a GPU, answer sm_90."""
+    import numba.cuda.dispatcher as dispatcher
+
+    class Sm90:
+        compute_capability = (9, 0)
+
+    dispatcher.get_current_device = lambda: Sm90()
+
+
+def compile_case(name):
+    fn, sig = CASES[name]
+    try:
+        ptx, _ = cuda.compile_ptx(fn, sig, cc=(9, 0))
+    except Exception as exc:  # reported, and failed, by the test of this case
+        return {"error": f"{type(exc).__name__}: {str(exc)[-3000:]}"}
+    return {
+        "error": None,
+        "local_memory": bool(LOCAL_MEMORY.search(ptx)),
+        "calls": len(CALL.findall(ptx)),
+        "shuffles": ptx.count("shfl.sync"),
+    }
+
+
+def compile_misuse(name):
+    fn, sig, _ = MISUSES[name]
+    try:
+        if sig is None:
+            fn()
+        else:
+            cuda.compile_ptx(fn, sig, cc=(9, 0))
+    except Exception as exc:  # the message is what is checked
+        return {"error": f"{type(exc).__name__}: {exc}"}
+    return {"error": None}
+
+
+def main():
+    install_device_stand_in()
+    for name in CASES:
+        print(json.dumps({"kind": "case", "name": name, **compile_case(name)}), flush=True)
+    for name in MISUSES:
+        print(json.dumps({"kind": "misuse", "name": name, **compile_misuse(name)}), flush=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,70 @@
+"""Codegen checks: kernels compiled for sm_90 by the real NVVM keep items in registers
+(no local memory), make no calls, and misuse fails at compile time with a message
+naming the primitive and the parameter. No GPU needed; under the simulator the kernels
+are compiled in a subprocess without it."""
+
+import json
+import os
+import pathlib
+import re
+import subprocess
+import sys
+
+import pytest
+
+import codegen_cases
+
+pytestmark = pytest.mark.codegen
+
+SIMULATED = os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"
+HERE = pathlib.Path(__file__).resolve().parent
+
+
+@pytest.fixture(scope="session")
+def compiled():
+    """name -> result for every case: compiled here, or by a subprocess under the simulator."""
+    if not SIMULATED:
+        results = {name: codegen_cases.compile_case(name) for name in codegen_cases.CASES}
+        results.update({name: codegen_cases.compile_misuse(name) for name in codegen_cases.MISUSES})
+        return results
+    env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_ENABLE_CUDASIM", "COOP_TEST_MODE")}
+    env["PYTHONPATH"] = os.pathsep.join([str(HERE.parent), str(HERE), env.get("PYTHONPATH", "")])
+    run = subprocess.run(
+        [sys.executable, str(HERE / "codegen_cases.py")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1200,
+    )
+    results = {}
+    for line in run.stdout.splitlines():
+        if line.startswith("{"):
+            entry = json.loads(line)
+            results[entry.pop("name")] = entry
+    if run.returncode != 0 and not results:
+        pytest.fail(f"codegen subprocess failed:\n{run.stderr[-4000:]}")
+    return results
+
+
+@pytest.mark.parametrize("name", list(codegen_cases.CASES))
+def test_registers_only(compiled, name):
+    result = compiled.get(name)
+    assert result is not None, f"{name} was not compiled"
+    assert result["error"] is None, f"{name} failed to compile: {result['error']}"
+    assert not result["local_memory"], f"{name}: PTX uses local memory"
+    assert result["calls"] == 0, f"{name}: PTX makes {result['calls']} calls"
+    if name.startswith("warp"):
+        assert result["shuffles"] > 0, f"{name}: no shfl.sync in PTX"
+
+
+def _plain(text):
+    """Numba's error text without terminal colour codes and line wrapping."""
+    return " ".join(re.sub(r"\x1b\[[0-9;]*m", "", text).split())
+
+
+@pytest.mark.parametrize("name", list(codegen_cases.MISUSES))
+def test_misuse_message(compiled, name):
+    error = compiled[name]["error"]
+    expected = codegen_cases.MISUSES[name][2]
+    assert error is not None, f"{name}: compiled without error"
+    assert expected in _plain(error), f"{name}: message lacks {expected!r}:\n{_plain(error)[:2000]}"
