@@ -28,22 +28,23 @@ def cases(dtypes):
     return [pytest.param(d, n, id=f"{np.dtype(d).name}-n{n}") for d, n in pairs]
 
 
-def thread_kernel(op, n, dtype, prefix):
-    N, DT, PREFIX = n, dtype, prefix
+def thread_kernel(op, n, dtype):
+    N, DT = n, dtype
 
     @cuda.jit
-    def kernel(x, reduced, reduced_prefix, inclusive, exclusive, totals):
+    def kernel(x, prefix, reduced, reduced_prefix, inclusive, exclusive, totals):
         t = cuda.grid(1)
+        init = prefix[0]  # a run-time value: numba-cuda 0.30 cannot emit float16 constants
         items = cuda.local.array(N, DT)
         out = cuda.local.array(N, DT)
         for i in range(N):
             items[i] = x[t * N + i]
         reduced[t] = coop.thread.reduce(items, op)
-        reduced_prefix[t] = coop.thread.reduce(items, op, PREFIX)
+        reduced_prefix[t] = coop.thread.reduce(items, op, init)
         totals[0, t] = coop.thread.inclusive_scan(items, out, op)
         for i in range(N):
             inclusive[t * N + i] = out[i]
-        totals[1, t] = coop.thread.exclusive_scan(items, items, op, PREFIX)  # in place
+        totals[1, t] = coop.thread.exclusive_scan(items, items, op, init)  # in place
         for i in range(N):
             exclusive[t * N + i] = items[i]
 
@@ -62,8 +63,8 @@ def test_thread_reduce_and_scan(dtype, n):
         inclusive = np.zeros(THREADS * n, dtype)
         exclusive = np.zeros(THREADS * n, dtype)
         totals = np.zeros((2, THREADS), dtype)
-        thread_kernel(op, n, dtype, prefix)[1, THREADS](
-            x, reduced, reduced_prefix, inclusive, exclusive, totals
+        thread_kernel(op, n, dtype)[1, THREADS](
+            x, np.array([prefix]), reduced, reduced_prefix, inclusive, exclusive, totals
         )
         rows = x.reshape(THREADS, n)
         assert_equal_exact(reduced, [reduce_reference(r, ref) for r in rows], f"reduce {name}")

@@ -256,14 +256,15 @@ def test_argreduce(dtype, width, name):
 # -- scans -------------------------------------------------------------------------------
 
 
-def scan_value_kernel(op, width, initial):
-    W, INIT = width, initial
+def scan_value_kernel(op, width):
+    W = width
 
     @cuda.jit
-    def kernel(x, inclusive, exclusive, aggregate, inclusive2, aggregate2):
+    def kernel(x, initial, inclusive, exclusive, aggregate, inclusive2, aggregate2):
         g = thread_index()
+        init = initial[0]  # a run-time value: numba-cuda 0.30 cannot emit float16 constants
         inclusive[g] = coop.warp.inclusive_scan(x[g], op, width=W)
-        e, a = coop.warp.exclusive_scan(x[g], op, INIT, width=W, return_aggregate=True)
+        e, a = coop.warp.exclusive_scan(x[g], op, init, width=W, return_aggregate=True)
         exclusive[g] = e
         aggregate[g] = a
         s, a2 = coop.warp.inclusive_scan(x[g], op, width=W, return_aggregate=True)
@@ -273,12 +274,13 @@ def scan_value_kernel(op, width, initial):
     return kernel
 
 
-def scan_items_kernel(op, width, dtype, initial):
-    W, N, DT, INIT = width, ITEMS, dtype, initial
+def scan_items_kernel(op, width, dtype):
+    W, N, DT = width, ITEMS, dtype
 
     @cuda.jit
-    def kernel(x, inclusive, exclusive, aggregate, aggregate2):
+    def kernel(x, initial, inclusive, exclusive, aggregate, aggregate2):
         g = thread_index()
+        init = initial[0]
         items = cuda.local.array(N, DT)
         scanned = cuda.local.array(N, DT)
         for i in range(N):
@@ -286,7 +288,7 @@ def scan_items_kernel(op, width, dtype, initial):
         aggregate[g] = coop.warp.inclusive_scan(items, op, scanned, W)
         for i in range(N):
             inclusive[g * N + i] = scanned[i]
-        aggregate2[g] = coop.warp.exclusive_scan(items, op, INIT, items, W)  # in place
+        aggregate2[g] = coop.warp.exclusive_scan(items, op, init, items, W)  # in place
         for i in range(N):
             exclusive[g * N + i] = items[i]
 
@@ -310,7 +312,7 @@ def check_scans(dtype, width, op_name, items, rng):
     agg_expected = np.repeat([reduce_reference(t, reference_op) for t in tiles], width)
     if items == 0:
         outs = [np.zeros(n, x.dtype) for _ in range(5)]
-        scan_value_kernel(op, width, initial)[BLOCKS, THREADS](x, *outs)
+        scan_value_kernel(op, width)[BLOCKS, THREADS](x, np.array([initial]), *outs)
         assert_equal_exact(outs[0], inc_expected, "inclusive_scan")
         assert_equal_exact(outs[1], exc_expected, "exclusive_scan")
         assert_equal_exact(outs[2], agg_expected, "exclusive_scan aggregate")
@@ -321,8 +323,8 @@ def check_scans(dtype, width, op_name, items, rng):
         exclusive = np.zeros(n * items, x.dtype)
         aggregate = np.zeros(n, x.dtype)
         aggregate2 = np.zeros(n, x.dtype)
-        scan_items_kernel(op, width, dtype, initial)[BLOCKS, THREADS](
-            x, inclusive, exclusive, aggregate, aggregate2
+        scan_items_kernel(op, width, dtype)[BLOCKS, THREADS](
+            x, np.array([initial]), inclusive, exclusive, aggregate, aggregate2
         )
         assert_equal_exact(inclusive, inc_expected, "inclusive_scan items")
         assert_equal_exact(exclusive, exc_expected, "exclusive_scan items")

@@ -57,7 +57,7 @@ def gather_from_lanes(x, source_lane):
 
 
 def ref_shfl(x, kind, b, width=WARP):
-    """``__shfl{,_up,_down,_xor}_sync(0xffffffff, x, b, width)`` as the CUDA C++ guide defines them.
+    """``__shfl{,_up,_down,_xor}_sync(0xffffffff, x, b, width)`` as CUDA's C++ guide defines them.
 
     idx reads lane ``b % width`` of the caller's width-lane segment; up reads ``delta``
     lanes lower, keeping its own value if that leaves the segment; down likewise
@@ -409,7 +409,8 @@ def test_half_warps_with_their_own_masks():
     half_warps_kernel[1, n](x, pred, out_xor, out_idx, out_ballot, out_any)
 
     np.testing.assert_array_equal(out_xor, ref_shfl(x, "xor", np.where(low, 1, 3))[0])
-    np.testing.assert_array_equal(out_idx, ref_shfl(x, "idx", np.where(low, 15 - lane, 47 - lane))[0])
+    mirrored = np.where(low, 15 - lane, 47 - lane)
+    np.testing.assert_array_equal(out_idx, ref_shfl(x, "idx", mirrored)[0])
     ballot = np.where(low, ref_ballot(pred != 0, low), ref_ballot(pred != 0, ~low))
     np.testing.assert_array_equal(out_ballot, ballot)
     np.testing.assert_array_equal(out_any, ballot != 0)
@@ -539,7 +540,8 @@ def test_width_operands_give_cuda_width_semantics():
                 if kind == "idx" or np.all(np.asarray(b) < WARP):
                     actual, _ = ref_ptx_shfl(x, mode, b, width_operand(mode, width))
                     expected, _ = ref_shfl(x, kind, b, width)
-                    np.testing.assert_array_equal(actual, expected, err_msg=f"{kind} w={width} b={b}")
+                    message = f"{kind} width={width} b={b}"
+                    np.testing.assert_array_equal(actual, expected, err_msg=message)
 
 
 @simulator_only
@@ -666,7 +668,8 @@ def test_wait_times_out_naming_missing_lanes(monkeypatch):
             out[tid] = cuda.shfl_down_sync(FULL, x[tid], 1)
 
     x = np.arange(32, dtype=np.int32)
-    with pytest.raises(simulator.WarpSyncError, match=r"shfl_down_sync.*lanes \[31 \(31, 0, 0\)\] never arrived"):
+    missing_lane_31 = r"shfl_down_sync.*lanes \[31 \(31, 0, 0\)\] never arrived"
+    with pytest.raises(simulator.WarpSyncError, match=missing_lane_31):
         stuck_kernel[1, 32](x, np.zeros_like(x))
 
 

@@ -43,7 +43,9 @@ Hangs are reported, not suffered: if every live lane of a warp waits at a collec
 that cannot complete, each raises :class:`WarpSyncError` at once, naming the
 collectives, masks and missing lanes. A collective that sees no warp-level progress in
 its block for :data:`DEADLOCK_TIMEOUT_S` seconds (for instance because a lane it waits
-for is stuck in ``syncthreads``) raises likewise.
+for is stuck in ``syncthreads``) raises likewise. When a thread of the block raises, the
+lanes waiting for it stop with the simulator's abort (as ``syncthreads`` does) and the
+launch reports that thread's error.
 """
 
 import threading
@@ -459,29 +461,33 @@ def shfl(mask, mode, value, b, c):
     """PTX ``shfl.sync.{idx,up,down,bfly}``: read `value` from another lane of the warp.
 
     `mode` is :data:`SHFL_IDX` (0), :data:`SHFL_UP` (1), :data:`SHFL_DOWN` (2) or
-    :data:`SHFL_BFLY` (3); `b` is the source lane or lane offset (only its low 5 bits
-    count); `c` packs the clamp value (bits 0-4) and the segment mask (bits 8-12). Each
-    lane computes, exactly as the PTX ISA specifies::
+    :data:`SHFL_BFLY` (3); `b` is the source lane or lane offset; `c` packs the clamp
+    value (bits 0-4) and the segment mask (bits 8-12). Each lane computes, exactly as
+    the PTX ISA specifies::
 
+        bval = b & 31      # only the low 5 bits of b count
         segmask = (c >> 8) & 31
         maxLane = (lane & segmask) | (c & 31 & ~segmask)
         minLane = lane & segmask
-        up:   j = lane - b;                       ok = j >= maxLane
-        down: j = lane + b;                       ok = j <= maxLane
-        bfly: j = lane ^ b;                       ok = j <= maxLane
-        idx:  j = minLane | (b & 31 & ~segmask);  ok = j <= maxLane
+        up:   j = lane - bval;                  ok = j >= maxLane
+        down: j = lane + bval;                  ok = j <= maxLane
+        bfly: j = lane ^ bval;                  ok = j <= maxLane
+        idx:  j = minLane | (bval & ~segmask);  ok = j <= maxLane
 
     and returns the value of lane ``j``, or its own value if not ``ok``. CUDA's
     ``__shfl_*_sync(mask, var, b, width)`` is this with
     ``c = ((32 - width) << 8) | 0x1f`` for idx, down and xor and ``c = (32 - width) << 8``
-    for up.
+    for up. (An H200 agrees, out-of-range `b` included: a delta of 33 moves by 1, and
+    -1 by 31.)
 
     Simulator: `value` may be any Python object and is returned unchanged. If lane ``j``
     is not taking part (not in `mask`, absent from a partial warp, or exited) the
     caller's own value is returned; CUDA leaves that undefined.
     """
     if mode not in _SHFL_MODE_NAMES:
-        raise ValueError("shfl mode must be 0 (idx), 1 (up), 2 (down) or 3 (bfly), got %r" % (mode,))
+        raise ValueError(
+            "shfl mode must be 0 (idx), 1 (up), 2 (down) or 3 (bfly), got %r" % (mode,)
+        )
     return _collective("shfl", _SHFL_MODE_NAMES[mode], mask, (value, mode, b, c))
 
 
@@ -524,12 +530,12 @@ def match_any_sync(mask, value):
 
 
 def match_all_sync(mask, value):
-    """``(lanes, True)`` if `value` is the same on every non-exited lane in `mask`, else ``(0, False)``.
+    """``(lanes, True)`` if `value` is equal on the live lanes of `mask`, else ``(0, False)``.
 
     ``lanes`` holds the bits of the lanes that took part: those of `mask` that exist
-    and have not exited. That is what a GPU returns (Numba's own tests expect
-    ``0x3ff`` from a 10-thread block called with mask ``0xffffffff``), though CUDA's
-    documentation says "mask".
+    and have not exited. That is what a GPU returns (an H200 gives ``0xff`` to an
+    8-lane partial warp calling with mask ``0xffffffff``; Numba's own tests expect the
+    same), though CUDA's documentation says "mask".
     """
     return _collective("match", "match_all_sync", mask, ("all", value))
 
@@ -546,7 +552,9 @@ def activemask():
     """The lanes of the caller's warp that exist and have not exited.
 
     CUDA returns the lanes currently converged with the caller, which the simulator
-    cannot know; in converged code the two agree.
+    cannot know; in converged code the two agree. Threads here run independently, so
+    lanes that finish and exit early drop out of the result at once: to read the whole
+    warp, make sure no lane can exit first (a ``syncwarp()`` after the call does it).
     """
     thread = _current_block_thread("activemask")
     state = _block_state(thread)
