@@ -170,6 +170,27 @@ def exclusive_scan(items, output, op, initial):
     return impl
 
 
+def _specialise_sum(name, scan, items, output, exclusive):
+    """The generator behind the sums: ``scan`` with ``coop.ops.add`` (and 0 to start
+    the exclusive one)."""
+    sig = Signature(name)
+    dtype = sig.items(items, "items")
+    sig.output_items(output, "output", dtype)
+    _sum_type(sig, dtype, "items")
+    zero = converter(dtype)
+    if exclusive:
+
+        def impl(items, output):
+            return scan(items, output, add, zero(0))
+
+    else:
+
+        def impl(items, output):
+            return scan(items, output, add)
+
+    return impl
+
+
 @primitive("coop.thread.inclusive_sum")
 def inclusive_sum(items, output):
     """Inclusive prefix sum of ``items`` into ``output``; returns the total.
@@ -178,16 +199,7 @@ def inclusive_sum(items, output):
 
         total = coop.thread.inclusive_sum(items, items)
     """
-    sig = Signature("coop.thread.inclusive_sum")
-    dtype = sig.items(items, "items")
-    sig.output_items(output, "output", dtype)
-    _sum_type(sig, dtype, "items")
-    convert = converter(dtype)
-
-    def impl(items, output):
-        return inclusive_scan_items(items, output, add, convert)
-
-    return impl
+    return _specialise_sum("coop.thread.inclusive_sum", inclusive_scan, items, output, False)
 
 
 @primitive("coop.thread.exclusive_sum")
@@ -199,16 +211,7 @@ def exclusive_sum(items, output):
 
         total = coop.thread.exclusive_sum(items, items)
     """
-    sig = Signature("coop.thread.exclusive_sum")
-    dtype = sig.items(items, "items")
-    sig.output_items(output, "output", dtype)
-    _sum_type(sig, dtype, "items")
-    convert = converter(dtype)
-
-    def impl(items, output):
-        return exclusive_scan_items(items, output, add, convert, convert(0))
-
-    return impl
+    return _specialise_sum("coop.thread.exclusive_sum", exclusive_scan, items, output, True)
 
 
 @primitive("coop.thread.transform")

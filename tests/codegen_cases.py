@@ -115,6 +115,8 @@ def warp_sum_kernel(dtype):
         out[1, i] = coop.warp.all_sum(items, 4, i % 16)
         out[2, i] = coop.warp.inclusive_sum(x[i], width=2)
         out[3, i] = coop.warp.exclusive_sum(items, items)
+        out[8, i] = coop.thread.inclusive_sum(items, items)
+        out[9, i] = coop.thread.exclusive_sum(items, items)
         for j in range(4):
             out[4 + j, i] = items[j]
 
