@@ -61,7 +61,7 @@ def _simulator_type(value):
         return None
     if isinstance(value, (bool, np.bool_)) and not isinstance(value, np.ndarray):
         return types.boolean if isinstance(value, np.bool_) else types.literal(bool(value))
-    if isinstance(value, int):
+    if isinstance(value, (int, str)):
         return types.literal(value)
     if hasattr(value, "dtype") and hasattr(value, "ndim") and getattr(value, "ndim", 0) > 0:
         return types.Array(from_dtype(np.dtype(value.dtype)), value.ndim, "A")

@@ -1,0 +1,301 @@
+"""Block-wide reductions (CUB's BlockReduce).
+
+Every thread of the block calls the primitive with its value, or with an items array
+holding its items in blocked arrangement (thread ``r`` of linear rank ``r`` holds items
+``r*N .. r*N+N-1`` of the block's tile). Block shapes may be 1-, 2- or 3-D with 1 to 1024
+threads, not only multiples of 32.
+
+- ``reduce`` / ``sum``: the aggregate is returned to thread 0 (rank 0); other threads
+  get unspecified partials (as in CUB).
+- ``all_reduce`` / ``all_sum``: every thread gets the aggregate.
+
+``valid_items`` makes a partial tile: with one value per thread, only ranks
+``0 .. valid_items-1`` contribute; with items arrays, only the first ``valid_items`` items
+of the tile (``valid_items >= 1``).
+
+``threads`` (optional compile-time constant) is the number of threads in the block; it
+sizes the scratch exactly and lets loops over warps unroll. Without it, coop reads the
+block shape at run time and sizes scratch for 1024 threads.
+
+``algorithm``: ``"warp_reductions"`` (default: shuffle reductions within warps, then
+thread 0 combines the warp aggregates), ``"raking"`` (values go to shared memory and the
+first warp rakes them in order, then reduces with shuffles) or
+``"raking_commutative_only"`` (the first warp keeps its own values in registers and
+rakes the others' out of order: for commutative operators only). All but the last
+combine values in rank order, so the operator needs to be associative only.
+
+Barriers: each call synchronises the block (``cuda.syncthreads``) internally and leaves
+no barrier to the caller: consecutive calls need none between them.
+"""
+
+from coop._core.backend import cuda
+from coop._core.scratch import allocator, block_rank, loader, store, thread_count
+from coop._core.shuffle import DOWN, FULL_MASK, shuffler
+from coop._core.specialize import Signature, device_function, is_none, primitive
+from coop._core.values import converter, is_numeric_scalar
+from coop.ops import add
+from coop.thread import reduce_items
+from coop.warp.reduce import reduce_to_first_lane, reduce_to_first_lane_partial, reduce_valid_items
+
+__all__ = ["reduce", "sum", "all_reduce", "all_sum"]
+
+MAX_THREADS = 1024
+
+
+# -- algorithms: each thread's partial and the number of contributing threads -> total --
+# ``threads`` is the block size: a constant when the caller gave ``threads=``, so that
+# the loops below unroll after inlining.
+
+
+@device_function
+def warp_partial(x, op, convert, down, lane, lanes_valid):
+    """Shuffle-reduce a warp whose first ``lanes_valid`` lanes contribute (lane 0 gets it)."""
+    if lanes_valid >= 32:
+        return reduce_to_first_lane(x, op, convert, down, FULL_MASK, 32)
+    return reduce_to_first_lane_partial(x, op, convert, down, FULL_MASK, lane, 32, lanes_valid)
+
+
+@device_function
+def reduce_warp_reductions(x, op, convert, down, buffer, load, threads, contributing):
+    """CUB's BLOCK_REDUCE_WARP_REDUCTIONS: shuffle reductions within warps, then thread 0
+    folds the warp aggregates in order."""
+    rank = block_rank()
+    warp = rank >> 5
+    lane = rank & 31
+    total = warp_partial(x, op, convert, down, lane, contributing - warp * 32)
+    cuda.syncthreads()  # the previous call's reads of the scratch are done
+    if lane == 0:
+        store(buffer, warp, total)
+    cuda.syncthreads()
+    if rank == 0:
+        for w in range(1, (threads + 31) >> 5):
+            if w * 32 < contributing:
+                total = convert(op(total, load(buffer, w)))
+    return total
+
+
+@device_function
+def reduce_raking(x, op, convert, down, buffer, load, threads, contributing):
+    """CUB's BLOCK_REDUCE_RAKING: every value to shared memory, the first warp rakes
+    consecutive segments in rank order, then shuffle-reduces the raked partials."""
+    rank = block_rank()
+    lane = rank & 31
+    if threads <= 32:
+        return warp_partial(x, op, convert, down, lane, contributing)
+    segment = (threads + 31) >> 5
+    cuda.syncthreads()
+    store(buffer, rank, x)
+    cuda.syncthreads()
+    total = x
+    if rank < 32:
+        first = lane * segment
+        if first < contributing:
+            total = load(buffer, first)
+            for i in range(1, segment):
+                if first + i < contributing:
+                    total = convert(op(total, load(buffer, first + i)))
+        total = warp_partial(total, op, convert, down, lane, (contributing + segment - 1) // segment)
+    return total
+
+
+@device_function
+def reduce_raking_commutative(x, op, convert, down, buffer, load, threads, contributing):
+    """CUB's BLOCK_REDUCE_RAKING_COMMUTATIVE_ONLY: threads past the first warp store,
+    the first warp folds their values into its own (out of rank order), then
+    shuffle-reduces."""
+    rank = block_rank()
+    lane = rank & 31
+    if threads <= 32:
+        return warp_partial(x, op, convert, down, lane, contributing)
+    segment = (threads - 32 + 31) >> 5
+    cuda.syncthreads()
+    if rank >= 32:
+        store(buffer, rank - 32, x)
+    cuda.syncthreads()
+    total = x
+    if rank < 32:
+        first = 32 + lane * segment
+        for i in range(segment):
+            if first + i < contributing:
+                total = convert(op(total, load(buffer, first + i - 32)))
+        total = warp_partial(total, op, convert, down, lane, min(contributing, 32))
+    return total
+
+
+ALGORITHMS = {
+    "warp_reductions": reduce_warp_reductions,
+    "raking": reduce_raking,
+    "raking_commutative_only": reduce_raking_commutative,
+}
+
+
+def scratch_slots(algorithm, threads):
+    """Slots an algorithm needs for a block of ``threads``, plus one to broadcast."""
+    return ((threads + 31) // 32 if algorithm == "warp_reductions" else threads) + 1
+
+
+# -- partials of each thread: (value or items, full or partial tile) ----------------------
+
+
+@device_function
+def value_partial(value, op, convert, threads, valid_items):
+    return value, threads
+
+
+@device_function
+def value_partial_tile(value, op, convert, threads, valid_items):
+    return value, min(threads, valid_items)
+
+
+@device_function
+def items_partial(items, op, convert, threads, valid_items):
+    return reduce_items(items, op, convert), threads
+
+
+@device_function
+def items_partial_tile(items, op, convert, threads, valid_items):
+    n = len(items)
+    total = reduce_valid_items(items, op, convert, block_rank() * n, valid_items)
+    return total, min(threads, (valid_items + n - 1) // n)
+
+
+def thread_partial(is_items, partial):
+    if is_items:
+        return items_partial_tile if partial else items_partial
+    return value_partial_tile if partial else value_partial
+
+
+# -- specialisation ----------------------------------------------------------------------
+
+
+def block_size(sig, threads):
+    """(threads constant or None) from the optional ``threads=`` argument."""
+    if is_none(threads):
+        return None
+    count = sig.constant_int(threads, "threads")
+    if not 1 <= count <= MAX_THREADS:
+        raise sig.error("threads", f"must be from 1 to {MAX_THREADS} (a CUDA block's limit), got {count}")
+    return count
+
+
+def algorithm_name(sig, algorithm, choices):
+    from numba.cuda import types
+
+    if isinstance(algorithm, types.Omitted):
+        algorithm = algorithm.value
+    if isinstance(algorithm, types.StringLiteral):
+        algorithm = algorithm.literal_value
+    if not isinstance(algorithm, str):
+        raise sig.error("algorithm", f"must be a constant string, one of {', '.join(map(repr, choices))}; got {algorithm}")
+    if algorithm not in choices:
+        raise sig.error("algorithm", f"must be one of {', '.join(map(repr, choices))}; got {algorithm!r}")
+    return algorithm
+
+
+def _specialise_reduce(name, value, op, valid_items, threads, algorithm, to_all):
+    sig = Signature(name)
+    dtype, is_items = sig.value_or_items(value, "value")
+    sig.operator(op, dtype)
+    partial = sig.run_time_int(valid_items, "valid_items") is not None
+    block = block_size(sig, threads)
+    algorithm = algorithm_name(sig, algorithm, tuple(ALGORITHMS))
+    reduce_block = ALGORITHMS[algorithm]
+    prepare = thread_partial(is_items, partial)
+    convert = converter(dtype)
+    down = shuffler(DOWN, 32)
+    load = loader(dtype)
+    slots = scratch_slots(algorithm, block or MAX_THREADS)
+    result_slot = slots - 1
+    allocate = allocator(dtype, slots)
+    count_threads = thread_count(block)
+
+    def reduced(value, op, valid_items, buffer):
+        n = count_threads()
+        x, contributing = prepare(value, op, convert, n, valid_items)
+        return reduce_block(x, op, convert, down, buffer, load, n, contributing)
+
+    reduced = device_function(reduced)
+    if to_all:
+
+        def impl(value, op, valid_items=None, threads=None, algorithm="warp_reductions"):
+            buffer = allocate()
+            total = reduced(value, op, valid_items, buffer)
+            if block_rank() == 0:
+                store(buffer, result_slot, total)
+            cuda.syncthreads()
+            return load(buffer, result_slot)
+
+    else:
+
+        def impl(value, op, valid_items=None, threads=None, algorithm="warp_reductions"):
+            return reduced(value, op, valid_items, allocate())
+
+    return impl
+
+
+def _specialise_sum(name, reduction, value, valid_items, threads, algorithm):
+    """sum / all_sum: ``reduction`` with ``coop.ops.add``."""
+    sig = Signature(name)
+    dtype, _ = sig.value_or_items(value, "value")
+    if not is_numeric_scalar(dtype):
+        raise sig.error("value", f"must hold numbers to sum, got {dtype} (for bool use logical_or)")
+
+    def impl(value, valid_items=None, threads=None, algorithm="warp_reductions"):
+        return reduction(value, add, valid_items, threads, algorithm)
+
+    return impl
+
+
+@primitive("coop.block.reduce")
+def reduce(value, op, valid_items=None, threads=None, algorithm="warp_reductions"):
+    """Reduce the values (or items arrays) of all threads of the block with ``op``; the
+    aggregate is returned to thread 0 (CUB BlockReduce::Reduce).
+
+    Example::
+
+        @cuda.jit
+        def k(x, out):
+            i = cuda.grid(1)
+            best = coop.block.reduce((x[i], i), coop.ops.argmax)
+            if cuda.threadIdx.x == 0:
+                out[cuda.blockIdx.x] = best[1]
+    """
+    return _specialise_reduce("coop.block.reduce", value, op, valid_items, threads, algorithm, False)
+
+
+@primitive("coop.block.all_reduce")
+def all_reduce(value, op, valid_items=None, threads=None, algorithm="warp_reductions"):
+    """As ``reduce``, with the aggregate returned to every thread of the block.
+
+    Example::
+
+        m = coop.block.all_reduce(x[i], lambda a, b: max(a, b))
+    """
+    return _specialise_reduce("coop.block.all_reduce", value, op, valid_items, threads, algorithm, True)
+
+
+@primitive("coop.block.sum")
+def sum(value, valid_items=None, threads=None, algorithm="warp_reductions"):  # noqa: A001
+    """Sum of the values (or items arrays) of the block, returned to thread 0
+    (CUB BlockReduce::Sum).
+
+    Example::
+
+        items = cuda.local.array(4, np.float32)
+        ...
+        total = coop.block.sum(items, threads=128)
+        if cuda.threadIdx.x == 0:
+            out[cuda.blockIdx.x] = total
+    """
+    return _specialise_sum("coop.block.sum", reduce, value, valid_items, threads, algorithm)
+
+
+@primitive("coop.block.all_sum")
+def all_sum(value, valid_items=None, threads=None, algorithm="warp_reductions"):
+    """Sum of the values (or items arrays) of the block, returned to every thread.
+
+    Example::
+
+        total = coop.block.all_sum(x[i], valid_items=n - cuda.blockIdx.x * 128)
+    """
+    return _specialise_sum("coop.block.all_sum", all_reduce, value, valid_items, threads, algorithm)
