@@ -197,9 +197,9 @@ class Signature:
 
     # -- operators -----------------------------------------------------------------------
 
-    def operator(self, op, value_type, param="op", arity=2, result_type=None):
-        """Check that ``op`` takes ``arity`` values of ``value_type`` and returns
-        something convertible to ``result_type`` (default ``value_type``)."""
+    def operator(self, op, value_type, param="op", arity=2, result_type=None, arg_types=None):
+        """Check that ``op`` takes ``arity`` values of ``value_type`` (or ``arg_types``)
+        and returns something convertible to ``result_type`` (default ``value_type``)."""
         result_type = value_type if result_type is None else result_type
         if SIMULATOR:
             if op is not _SIMULATED_CALLABLE:
@@ -208,8 +208,14 @@ class Signature:
         from numba.cuda.descriptor import cuda_target
 
         typing = cuda_target.typing_context
-        arg_types = (value_type,) * arity
-        what = "one value" if arity == 1 else f"{arity} values"
+        if arg_types is None:
+            arg_types = (value_type,) * arity
+            what = "one value" if arity == 1 else f"{arity} values"
+            described = f"{what} of type {value_type}"
+        else:
+            arity = len(arg_types)
+            what = f"{arity} arguments"
+            described = f"arguments ({', '.join(map(str, arg_types))})"
         try:
             sig = typing.resolve_function_type(op, arg_types, {})
         except Exception as exc:  # Numba reports typing failures of the op itself this way
@@ -222,7 +228,7 @@ class Signature:
             if taken is not None and taken != arity:
                 raise self.error(param, f"must take {what}, but it takes {taken}")
             raise self.error(
-                param, f"cannot be applied to {what} of type {value_type}{reason}"
+                param, f"cannot be applied to {described}{reason}"
             )
         if typing.can_convert(sig.return_type, result_type) is None:
             raise self.error(

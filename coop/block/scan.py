@@ -1,0 +1,433 @@
+"""Block-wide prefix scans (CUB's BlockScan).
+
+Every thread of the block calls the scan with its value, or with an items array holding
+its items in blocked arrangement (thread of rank ``r`` holds items ``r*N .. r*N+N-1`` of
+the tile). Block shapes may be 1-, 2- or 3-D with 1 to 1024 threads.
+
+- One value per thread: the thread's scan result is returned;
+  ``return_aggregate=True`` returns ``(result, block_aggregate)``.
+- Items arrays: the scan is written to ``output`` (which may be the input) and the
+  block aggregate is returned.
+
+The block aggregate (every thread gets it) is the reduction of all inputs of the block,
+not including ``initial`` or the callback's prefix. Exclusive scans give thread 0 (its
+first item) ``initial``; without ``initial`` or ``prefix_op`` that one result is
+unspecified (as in CUB), except for sums, where it is 0.
+
+``prefix_op`` is CUB's BlockPrefixCallbackOp, for running scans over many tiles: a device
+function ``prefix_op(prefix_state, block_aggregate) -> prefix`` called by each thread of
+the first warp once the block aggregate is known; thread 0's result is the prefix of the
+whole tile (combined before every thread's result), and ``prefix_state`` (any array, e.g.
+``cuda.local.array(1, dtype)``) is where it keeps its running total::
+
+    @cuda.jit(device=True)
+    def running_total(state, block_aggregate):
+        prefix = state[0]
+        state[0] += block_aggregate
+        return prefix
+
+    state = cuda.local.array(1, np.int64)
+    state[0] = 0
+    for tile in range(tiles):
+        ...load items...
+        coop.block.exclusive_sum(items, items, prefix_op=running_total, prefix_state=state)
+        ...store items...
+
+``threads`` (optional compile-time constant) is the block size; it sizes the scratch
+exactly and lets loops unroll. ``algorithm``: ``"raking"`` (default; values to shared
+memory, the first warp rakes segments, scans them with shuffles and writes prefixes
+back), ``"raking_memoize"`` (the same, keeping each segment in registers between the
+two passes; needs ``threads``, else it is ``"raking"``) or ``"warp_scans"`` (shuffle
+scans within warps, then every thread folds the aggregates of the warps before it).
+All combine values in rank order: operators need to be associative only.
+
+Barriers: each call synchronises the block internally and leaves none to the caller.
+"""
+
+from coop._core.backend import cuda
+from coop._core.scratch import allocator, block_rank, loader, store, thread_count
+from coop._core.shuffle import FULL_MASK, IDX, UP, shuffler
+from coop._core.specialize import Signature, device_function, is_none, primitive
+from coop._core.values import converter, is_numeric_scalar
+from coop.block.reduce import MAX_THREADS, algorithm_name, block_size
+from coop.ops import add
+from coop.thread import (
+    exclusive_scan_items,
+    inclusive_scan_items,
+    inclusive_scan_items_with_prefix,
+    reduce_items,
+)
+from coop.warp.scan import inclusive_scan_lanes
+
+__all__ = ["inclusive_scan", "exclusive_scan", "inclusive_sum", "exclusive_sum"]
+
+
+# -- algorithms: each thread's partial -> (exclusive prefix, block aggregate) -------------
+# The exclusive prefix of rank 0 is unspecified. ``threads`` is the block size.
+
+
+@device_function
+def scan_warp_scans(x, op, convert, up, idx, buffer, load, threads, cache):
+    """CUB's BLOCK_SCAN_WARP_SCANS."""
+    rank = block_rank()
+    warp = rank >> 5
+    lane = rank & 31
+    inclusive = inclusive_scan_lanes(x, op, convert, up, FULL_MASK, lane, 32)
+    cuda.syncthreads()  # the previous call's reads of the scratch are done
+    if lane == min(31, threads - 1 - warp * 32):
+        store(buffer, warp, inclusive)
+    cuda.syncthreads()
+    aggregate = load(buffer, 0)
+    warp_prefix = aggregate
+    for w in range(1, (threads + 31) >> 5):
+        if w == warp:
+            warp_prefix = aggregate
+        aggregate = convert(op(aggregate, load(buffer, w)))
+    exclusive = up(FULL_MASK, inclusive, 1)
+    if lane == 0:
+        exclusive = warp_prefix
+    elif warp > 0:
+        exclusive = convert(op(warp_prefix, exclusive))
+    return exclusive, aggregate
+
+
+@device_function
+def scan_raking(x, op, convert, up, idx, buffer, load, threads, cache):
+    """CUB's BLOCK_SCAN_RAKING (``cache`` is None) and BLOCK_SCAN_RAKING_MEMOIZE (``cache``
+    a local array of one segment): partials to shared memory; the first warp reduces
+    consecutive segments (upsweep), scans the segment totals with shuffles, and rescans
+    its segments seeded with their prefixes, writing each thread's exclusive prefix back
+    (downsweep)."""
+    rank = block_rank()
+    lane = rank & 31
+    if threads <= 32:
+        inclusive = inclusive_scan_lanes(x, op, convert, up, FULL_MASK, lane, 32)
+        return up(FULL_MASK, inclusive, 1), idx(FULL_MASK, inclusive, threads - 1)
+    segment = (threads + 31) >> 5
+    aggregate_slot = threads
+    cuda.syncthreads()
+    store(buffer, rank, x)
+    cuda.syncthreads()
+    if rank < 32:
+        first = lane * segment
+        partial = x
+        if first < threads:
+            partial = load(buffer, first)
+            if cache is not None:
+                cache[0] = partial
+            for i in range(1, segment):
+                if first + i < threads:
+                    item = load(buffer, first + i)
+                    if cache is not None:
+                        cache[i] = item
+                    partial = convert(op(partial, item))
+        rakers = (threads + segment - 1) // segment
+        inclusive = inclusive_scan_lanes(partial, op, convert, up, FULL_MASK, lane, 32)
+        running = up(FULL_MASK, inclusive, 1)
+        if lane == 0:
+            store(buffer, aggregate_slot, idx(FULL_MASK, inclusive, rakers - 1))
+        else:
+            idx(FULL_MASK, inclusive, rakers - 1)
+        if first < threads:
+            for i in range(segment):
+                if first + i < threads:
+                    item = cache[i] if cache is not None else load(buffer, first + i)
+                    if lane > 0 or i > 0:
+                        store(buffer, first + i, running)
+                        running = convert(op(running, item))
+                    else:
+                        running = item
+    cuda.syncthreads()
+    return load(buffer, rank), load(buffer, aggregate_slot)
+
+
+ALGORITHMS = {"raking": scan_raking, "raking_memoize": scan_raking, "warp_scans": scan_warp_scans}
+
+
+def scratch_slots(algorithm, threads):
+    """Slots for the algorithm, plus one for the prefix callback's broadcast."""
+    if algorithm == "warp_scans":
+        return (threads + 31) // 32 + 1
+    return threads + 2
+
+
+# -- seeds: (exclusive, aggregate) -> (this thread's prefix, whether it has one) ----------
+
+
+@device_function
+def unseeded(exclusive, aggregate, op, convert, initial, prefix_op, prefix_state, buffer, load, slot):
+    return exclusive, block_rank() != 0
+
+
+@device_function
+def seeded_by_initial(exclusive, aggregate, op, convert, initial, prefix_op, prefix_state, buffer, load, slot):
+    if block_rank() == 0:
+        return initial, True
+    return convert(op(initial, exclusive)), True
+
+
+@device_function
+def seeded_by_callback(exclusive, aggregate, op, convert, initial, prefix_op, prefix_state, buffer, load, slot):
+    rank = block_rank()
+    if rank < 32:
+        block_prefix = convert(prefix_op(prefix_state, aggregate))
+        if rank == 0:
+            store(buffer, slot, block_prefix)
+    cuda.syncthreads()
+    block_prefix = load(buffer, slot)
+    if rank == 0:
+        return block_prefix, True
+    return convert(op(block_prefix, exclusive)), True
+
+
+# -- finishing: a thread's prefix -> its results ------------------------------------------
+
+
+@device_function
+def finish_inclusive_value(value, output, op, convert, prefix, has_prefix):
+    if has_prefix:
+        return convert(op(prefix, value))
+    return value
+
+
+@device_function
+def finish_exclusive_value(value, output, op, convert, prefix, has_prefix):
+    return prefix
+
+
+@device_function
+def finish_inclusive_items(items, output, op, convert, prefix, has_prefix):
+    if has_prefix:
+        inclusive_scan_items_with_prefix(items, output, op, convert, prefix)
+    else:
+        inclusive_scan_items(items, output, op, convert)
+    return prefix
+
+
+@device_function
+def finish_exclusive_items(items, output, op, convert, prefix, has_prefix):
+    # without a prefix (rank 0, unseeded), the first result is unspecified: items[0]
+    exclusive_scan_items(items, output, op, convert, prefix if has_prefix else items[0])
+    return prefix
+
+
+@device_function
+def value_partial(value, op, convert):
+    return value
+
+
+def _specialise_scan(sig, value, op, initial, output, prefix_op, prefix_state, threads, algorithm, return_aggregate, exclusive):
+    dtype, is_items = sig.value_or_items(value, "value")
+    if is_items:
+        if is_none(output):
+            raise sig.error("output", "is required with an items array (it may be the input)")
+        sig.output_items(output, "output", dtype)
+    elif not is_none(output):
+        raise sig.error("output", "is only for items arrays; a one-value scan returns its result")
+    sig.operator(op, dtype)
+    block = block_size(sig, threads)
+    algorithm = algorithm_name(sig, algorithm, tuple(ALGORITHMS))
+    with_aggregate = _constant_bool(sig, return_aggregate, "return_aggregate")
+    if with_aggregate and is_items:
+        raise sig.error("return_aggregate", "is only for one-value scans; items scans always return the aggregate")
+    has_initial = not is_none(initial)
+    has_callback = not is_none(prefix_op)
+    if has_initial and has_callback:
+        raise sig.error("prefix_op", "cannot be combined with initial: the callback gives the prefix")
+    if has_callback:
+        if is_none(prefix_state):
+            raise sig.error("prefix_state", "is required with prefix_op (the callback's running state)")
+        sig.operator(prefix_op, dtype, param="prefix_op", arg_types=(prefix_state, dtype))
+    elif not is_none(prefix_state):
+        raise sig.error("prefix_state", "is only used with prefix_op")
+
+    convert = converter(dtype)
+    up, idx = shuffler(UP, 32), shuffler(IDX, 32)
+    load = loader(dtype)
+    max_threads = block or MAX_THREADS
+    slots = scratch_slots(algorithm, max_threads)
+    allocate = allocator(dtype, slots)
+    count_threads = thread_count(block)
+    scan_block = ALGORITHMS[algorithm]
+    seed = seeded_by_callback if has_callback else seeded_by_initial if has_initial else unseeded
+    prepare = reduce_items if is_items else value_partial
+    finish = {
+        (False, False): finish_inclusive_value,
+        (False, True): finish_exclusive_value,
+        (True, False): finish_inclusive_items,
+        (True, True): finish_exclusive_items,
+    }[(is_items, exclusive)]
+    segment = (max_threads + 31) // 32
+
+    if algorithm == "raking_memoize" and block is not None and block > 32:
+
+        def scan(value, output, op, initial, prefix_op, prefix_state):
+            buffer = allocate()
+            cache = cuda.local.array(segment, dtype)
+            exclusive_prefix, aggregate = scan_block(
+                prepare(value, op, convert), op, convert, up, idx, buffer, load, count_threads(), cache
+            )
+            prefix, has_prefix = seed(
+                exclusive_prefix, aggregate, op, convert, initial, prefix_op, prefix_state, buffer, load, slots - 1
+            )
+            return finish(value, output, op, convert, prefix, has_prefix), aggregate
+
+    else:
+
+        def scan(value, output, op, initial, prefix_op, prefix_state):
+            buffer = allocate()
+            exclusive_prefix, aggregate = scan_block(
+                prepare(value, op, convert), op, convert, up, idx, buffer, load, count_threads(), None
+            )
+            prefix, has_prefix = seed(
+                exclusive_prefix, aggregate, op, convert, initial, prefix_op, prefix_state, buffer, load, slots - 1
+            )
+            return finish(value, output, op, convert, prefix, has_prefix), aggregate
+
+    return device_function(scan), is_items, with_aggregate
+
+
+def _public_impl(scan, is_items, with_aggregate, exclusive):
+    """The implementation with the public signature: items scans return the aggregate,
+    value scans their result (and the aggregate if asked)."""
+    if exclusive:
+        if is_items:
+
+            def impl(value, op, initial=None, output=None, prefix_op=None, prefix_state=None,
+                     threads=None, algorithm="raking", return_aggregate=False):
+                return scan(value, output, op, initial, prefix_op, prefix_state)[1]
+
+        elif with_aggregate:
+
+            def impl(value, op, initial=None, output=None, prefix_op=None, prefix_state=None,
+                     threads=None, algorithm="raking", return_aggregate=False):
+                return scan(value, output, op, initial, prefix_op, prefix_state)
+
+        else:
+
+            def impl(value, op, initial=None, output=None, prefix_op=None, prefix_state=None,
+                     threads=None, algorithm="raking", return_aggregate=False):
+                return scan(value, output, op, initial, prefix_op, prefix_state)[0]
+
+        return impl
+    if is_items:
+
+        def impl(value, op, output=None, prefix_op=None, prefix_state=None,
+                 threads=None, algorithm="raking", return_aggregate=False):
+            return scan(value, output, op, None, prefix_op, prefix_state)[1]
+
+    elif with_aggregate:
+
+        def impl(value, op, output=None, prefix_op=None, prefix_state=None,
+                 threads=None, algorithm="raking", return_aggregate=False):
+            return scan(value, output, op, None, prefix_op, prefix_state)
+
+    else:
+
+        def impl(value, op, output=None, prefix_op=None, prefix_state=None,
+                 threads=None, algorithm="raking", return_aggregate=False):
+            return scan(value, output, op, None, prefix_op, prefix_state)[0]
+
+    return impl
+
+
+@primitive("coop.block.inclusive_scan")
+def inclusive_scan(value, op, output=None, prefix_op=None, prefix_state=None, threads=None,
+                   algorithm="raking", return_aggregate=False):
+    """Inclusive prefix scan over the block with ``op`` (CUB BlockScan::InclusiveScan):
+    thread ``r`` (item ``k`` of the tile) gets ``op`` over inputs 0..r (items 0..k),
+    after the callback's prefix if ``prefix_op`` is given.
+
+    Example::
+
+        running_max = coop.block.inclusive_scan(x[i], coop.ops.max)
+        total = coop.block.inclusive_scan(items, operator.add, items, threads=128)
+    """
+    sig = Signature("coop.block.inclusive_scan")
+    scan, is_items, with_aggregate = _specialise_scan(
+        sig, value, op, None, output, prefix_op, prefix_state, threads, algorithm, return_aggregate, False
+    )
+    return _public_impl(scan, is_items, with_aggregate, False)
+
+
+@primitive("coop.block.exclusive_scan")
+def exclusive_scan(value, op, initial=None, output=None, prefix_op=None, prefix_state=None,
+                   threads=None, algorithm="raking", return_aggregate=False):
+    """Exclusive prefix scan over the block with ``op`` (CUB BlockScan::ExclusiveScan):
+    thread ``r`` (item ``k``) gets ``op`` over ``initial`` (or the callback's prefix) and
+    the inputs before it; thread 0 (item 0) gets ``initial``.
+
+    Example::
+
+        offsets, total = coop.block.exclusive_scan(x[i], operator.add, 0, return_aggregate=True)
+        total = coop.block.exclusive_scan(items, operator.mul, 1, items)   # in place
+    """
+    sig = Signature("coop.block.exclusive_scan")
+    scan, is_items, with_aggregate = _specialise_scan(
+        sig, value, op, initial, output, prefix_op, prefix_state, threads, algorithm, return_aggregate, True
+    )
+    return _public_impl(scan, is_items, with_aggregate, True)
+
+
+def _check_summable(sig, value):
+    dtype, _ = sig.value_or_items(value, "value")
+    if not is_numeric_scalar(dtype):
+        raise sig.error("value", f"must hold numbers to sum, got {dtype} (for bool use logical_or)")
+    return dtype
+
+
+@primitive("coop.block.inclusive_sum")
+def inclusive_sum(value, output=None, prefix_op=None, prefix_state=None, threads=None,
+                  algorithm="raking", return_aggregate=False):
+    """Inclusive prefix sum over the block (CUB BlockScan::InclusiveSum).
+
+    Example::
+
+        total = coop.block.inclusive_sum(items, items)
+    """
+    _check_summable(Signature("coop.block.inclusive_sum"), value)
+
+    def impl(value, output=None, prefix_op=None, prefix_state=None, threads=None,
+             algorithm="raking", return_aggregate=False):
+        return inclusive_scan(value, add, output, prefix_op, prefix_state, threads, algorithm, return_aggregate)
+
+    return impl
+
+
+@primitive("coop.block.exclusive_sum")
+def exclusive_sum(value, output=None, prefix_op=None, prefix_state=None, threads=None,
+                  algorithm="raking", return_aggregate=False):
+    """Exclusive prefix sum over the block; thread 0 (item 0) gets 0, or the callback's
+    prefix (CUB BlockScan::ExclusiveSum).
+
+    Example::
+
+        total = coop.block.exclusive_sum(items, items, threads=128)   # in place
+    """
+    dtype = _check_summable(Signature("coop.block.exclusive_sum"), value)
+    zero = converter(dtype)
+    if is_none(prefix_op):
+
+        def impl(value, output=None, prefix_op=None, prefix_state=None, threads=None,
+                 algorithm="raking", return_aggregate=False):
+            return exclusive_scan(value, add, zero(0), output, None, None, threads, algorithm, return_aggregate)
+
+    else:
+
+        def impl(value, output=None, prefix_op=None, prefix_state=None, threads=None,
+                 algorithm="raking", return_aggregate=False):
+            return exclusive_scan(value, add, None, output, prefix_op, prefix_state, threads, algorithm, return_aggregate)
+
+    return impl
+
+
+def _constant_bool(sig, ty, param):
+    from numba.cuda import types
+
+    if isinstance(ty, types.Omitted):
+        ty = ty.value
+    if isinstance(ty, bool):
+        return ty
+    if isinstance(ty, types.BooleanLiteral):
+        return bool(ty.literal_value)
+    raise sig.error(param, f"must be a compile-time constant True or False, got {ty}")
