@@ -6,36 +6,14 @@ one, otherwise on Numba's CUDA simulator, and says which. The exit status is non
 any kernel gives a wrong result.
 """
 
-import os
-import subprocess
 import sys
 import warnings
 
-from coop._core.device import gpu_available
+import numpy as np
+from numba import cuda
+from numba.cuda.core.errors import NumbaPerformanceWarning
 
-
-def _use_the_simulator_without_a_gpu():
-    """With no GPU, rerun the tour under Numba's CUDA simulator.
-
-    Numba chooses between the GPU and its simulator when ``numba.cuda`` is first
-    imported, from ``NUMBA_ENABLE_CUDASIM``. ``python -m coop`` has imported coop, and
-    so ``numba.cuda``, before this file runs, so the switch takes a fresh process.
-    """
-    if os.environ.get("NUMBA_ENABLE_CUDASIM", "0") not in ("", "0") or gpu_available():
-        return
-    os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
-    if "numba.cuda" in sys.modules:
-        sys.exit(subprocess.call([sys.executable, "-m", "coop", *sys.argv[1:]]))
-
-
-if __name__ == "__main__":
-    _use_the_simulator_without_a_gpu()
-
-import numpy as np  # noqa: E402  (after the backend is chosen)
-from numba import cuda  # noqa: E402
-from numba.cuda.core.errors import NumbaPerformanceWarning  # noqa: E402
-
-import coop  # noqa: E402
+import coop  # without a GPU, importing coop chose Numba's simulator
 
 # The tour launches one tiny block per kernel; Numba would warn that it leaves the GPU idle.
 warnings.filterwarnings("ignore", category=NumbaPerformanceWarning)
@@ -167,8 +145,7 @@ TOUR = [
 
 def describe_backend():
     if coop.SIMULATOR:
-        reason = "no GPU found" if not gpu_available() else "NUMBA_ENABLE_CUDASIM=1"
-        return f"Numba's CUDA simulator on the CPU ({reason})"
+        return "Numba's CUDA simulator on the CPU"
     device = cuda.get_current_device()
     name = device.name.decode() if isinstance(device.name, bytes) else device.name
     major, minor = device.compute_capability

@@ -1,5 +1,9 @@
 """Which CUDA coop runs against: Numba's CUDA compiler, or its CPU simulator.
 
+``import coop`` on a machine without a GPU switches Numba to its simulator (with a
+warning) if ``numba.cuda`` has not been imported yet and ``NUMBA_ENABLE_CUDASIM`` is
+not set, so scripts and notebooks that import coop first run on a laptop unchanged.
+
 Every coop module takes ``cuda`` from here rather than from ``numba``. Compiled, it is
 ``numba.cuda`` itself. Under the simulator (``NUMBA_ENABLE_CUDASIM=1``) it forwards each
 attribute to the running kernel's per-thread CUDA module, which the stock simulator
@@ -7,8 +11,32 @@ only swaps into the globals of user kernels and device functions, not into code 
 coop calls from them.
 """
 
-from numba import cuda as _numba_cuda
-from numba.cuda.core import config
+import os
+import sys
+import warnings
+
+
+def _simulate_without_a_gpu():
+    """On a machine with no GPU, choose Numba's simulator, before numba.cuda is imported
+    (Numba fixes its backend then). An explicit NUMBA_ENABLE_CUDASIM, or numba.cuda
+    already imported, is left alone."""
+    if "NUMBA_ENABLE_CUDASIM" in os.environ or "numba.cuda" in sys.modules:
+        return
+    from coop._core.device import gpu_available
+
+    if not gpu_available():
+        os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
+        warnings.warn(
+            "coop: no CUDA GPU found, so kernels run on Numba's CUDA simulator "
+            "(set NUMBA_ENABLE_CUDASIM=0 before importing coop to keep Numba's GPU backend)",
+            stacklevel=3,
+        )
+
+
+_simulate_without_a_gpu()
+
+from numba import cuda as _numba_cuda  # noqa: E402  (after the backend is chosen)
+from numba.cuda.core import config  # noqa: E402
 
 SIMULATOR = bool(config.ENABLE_CUDASIM)
 
