@@ -152,6 +152,61 @@ for _name, (_np_dtype, _nb_type) in SCALARS.items():
         case(f"warp_sum-{_name}", (_nb_type[::1], _nb_type[:, ::1]))(warp_sum_kernel(_np_dtype))
 
 
+def block_kernel(dtype, op, reduce_algorithm, scan_algorithm, threads):
+    ALG_R, ALG_S, T = reduce_algorithm, scan_algorithm, threads
+
+    @cuda.jit
+    def kernel(x, out):
+        i = cuda.grid(1)
+        items = cuda.local.array(4, dtype)
+        for j in range(4):
+            items[j] = x[i * 4 + j]
+        out[0, i] = coop.block.reduce(x[i], op, threads=T, algorithm=ALG_R)
+        out[1, i] = coop.block.all_reduce(items, op, i % 300 + 1, threads=T, algorithm=ALG_R)
+        out[2, i] = coop.block.inclusive_scan(x[i], op, threads=T, algorithm=ALG_S)
+        out[3, i] = coop.block.exclusive_scan(items, op, x[0], items, threads=T, algorithm=ALG_S)
+        for j in range(4):
+            out[4 + j, i] = items[j]
+
+    return kernel
+
+
+_BLOCK_VARIANTS = [
+    ("warp_reductions", "raking", None),
+    ("raking", "warp_scans", 128),
+    ("raking_commutative_only", "raking_memoize", 256),
+    ("warp_reductions", "warp_scans", 96),
+]
+for _name, (_np_dtype, _nb_type) in SCALARS.items():
+    for _r, _s, _t in _BLOCK_VARIANTS if _name in ("int32", "float64", "float16") else _BLOCK_VARIANTS[:1]:
+        case(f"block-{_name}-{_r}-{_s}-threads{_t}", (_nb_type[::1], _nb_type[:, ::1]))(
+            block_kernel(_np_dtype, _op_for(_name), _r, _s, _t)
+        )
+
+
+@case("block-sums-and-callback", (types.int64[::1], types.int64[:, ::1]))
+def block_sums_and_callback(x, out):
+    i = cuda.grid(1)
+    items = cuda.local.array(8, np.int64)
+    state = cuda.local.array(1, np.int64)
+    state[0] = 0
+    for j in range(8):
+        items[j] = x[i * 8 + j]
+    out[0, i] = coop.block.sum(items, threads=256)
+    out[1, i] = coop.block.all_sum(x[i], valid_items=100)
+    out[2, i] = coop.block.exclusive_sum(items, items, prefix_op=running_total, prefix_state=state)
+    out[3, i] = coop.block.inclusive_sum(items, items, threads=512, algorithm="warp_scans")
+    for j in range(8):
+        out[4 + j, i] = items[j]
+
+
+@cuda.jit(device=True)
+def running_total(state, block_aggregate):
+    prefix = state[0]
+    state[0] += block_aggregate
+    return prefix
+
+
 def argmax_kernel(op):
     @cuda.jit
     def kernel(x, out_value, out_index):
@@ -308,6 +363,59 @@ def output_dtype(x, out):
 def valid_items_type(x, out):
     i = cuda.grid(1)
     out[i] = coop.warp.reduce(x[i], operator.add, 32, x[0])
+
+
+@misuse(
+    "threads-not-constant",
+    (types.int32[::1], types.int32[::1]),
+    "coop.block.sum: threads must be a compile-time constant",
+)
+def threads_not_constant(x, out):
+    i = cuda.grid(1)
+    out[i] = coop.block.sum(x[i], threads=cuda.blockDim.x)
+
+
+@misuse(
+    "threads-above-1024",
+    (types.int32[::1], types.int32[::1]),
+    "coop.block.exclusive_sum: threads must be from 1 to 1024 (a CUDA block's limit), got 2048",
+)
+def threads_above_1024(x, out):
+    i = cuda.grid(1)
+    out[i] = coop.block.exclusive_sum(x[i], threads=2048)
+
+
+@misuse(
+    "block-output-dtype",
+    (types.float32[::1], types.float32[::1]),
+    "coop.block.exclusive_scan: output must hold float32 items like the input, got float64",
+)
+def block_output_dtype(x, out):
+    i = cuda.grid(1)
+    items = cuda.local.array(4, np.float32)
+    wide = cuda.local.array(4, np.float64)
+    items[0] = x[i]
+    out[i] = coop.block.exclusive_scan(items, operator.add, 0, wide)
+
+
+@misuse(
+    "unknown-algorithm",
+    (types.int32[::1], types.int32[::1]),
+    "coop.block.reduce: algorithm must be one of 'warp_reductions', 'raking', 'raking_commutative_only'; got 'warp_scans'",
+)
+def unknown_algorithm(x, out):
+    i = cuda.grid(1)
+    out[i] = coop.block.reduce(x[i], operator.add, algorithm="warp_scans")
+
+
+@misuse(
+    "prefix-op-without-state",
+    (types.int32[::1], types.int32[::1]),
+    "coop.block.exclusive_sum: prefix_state is required with prefix_op",
+)
+def prefix_op_without_state(x, out):
+    i = cuda.grid(1)
+    out[i] = coop.block.exclusive_sum(x[i], prefix_op=running_total)
 
 
 @misuse(

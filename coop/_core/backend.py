@@ -29,8 +29,23 @@ def _simulate_without_a_gpu():
         warnings.warn(
             "coop: no CUDA GPU found, so kernels run on Numba's CUDA simulator "
             "(set NUMBA_ENABLE_CUDASIM=0 before importing coop to keep Numba's GPU backend)",
-            stacklevel=3,
+            stacklevel=_frames_to_importer(),
         )
+
+
+def _frames_to_importer():
+    """The warnings stacklevel of the first frame outside coop and the import machinery:
+    the user's ``import coop``."""
+    import coop
+
+    package = os.path.dirname(os.path.abspath(coop.__file__))
+    frame, level = sys._getframe(1), 1
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if not (filename.startswith(package) or filename.startswith("<frozen importlib")):
+            return level
+        frame, level = frame.f_back, level + 1
+    return 1
 
 
 _simulate_without_a_gpu()

@@ -14,7 +14,6 @@ types), and slots hold Python values.
 """
 
 import functools
-import itertools
 
 import numpy as np
 from numba.cuda import types
@@ -24,8 +23,6 @@ from coop._core.backend import SIMULATOR, cuda
 from coop._core.specialize import device_function
 
 WORD = 8  # bytes per word of the backing array: aligns every value type coop supports
-
-_allocation_ids = itertools.count()
 
 
 def slot_bytes(value_type):
@@ -56,7 +53,11 @@ def allocator(value_type, slots):
     return an array it did not receive."""
     words = scratch_words(value_type, slots)
     if SIMULATOR:
-        key = ("coop.scratch", next(_allocation_ids))
+        # Keyed by size, not by specialisation: under the simulator, threads of one call
+        # can reach different specialisations (a Python int is typed by its value), and
+        # they must share one buffer. Every block primitive starts with a barrier before
+        # it writes scratch, so consecutive calls sharing a buffer is safe, as on the GPU.
+        key = ("coop.scratch", slots)
 
         def allocate():
             allocations = cuda.shared._allocations  # per launch; blocks run one at a time

@@ -239,6 +239,8 @@ def _specialise_sum(name, reduction, value, valid_items, threads, algorithm):
     dtype, _ = sig.value_or_items(value, "value")
     if not is_numeric_scalar(dtype):
         raise sig.error("value", f"must hold numbers to sum, got {dtype} (for bool use logical_or)")
+    block_size(sig, threads)  # checked here too, so that errors name the sum
+    algorithm_name(sig, algorithm, tuple(ALGORITHMS))
 
     def impl(value, valid_items=None, threads=None, algorithm="warp_reductions"):
         return reduction(value, add, valid_items, threads, algorithm)

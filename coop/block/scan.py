@@ -231,15 +231,9 @@ def _specialise_scan(sig, value, op, initial, output, prefix_op, prefix_state, t
     if with_aggregate and is_items:
         raise sig.error("return_aggregate", "is only for one-value scans; items scans always return the aggregate")
     has_initial = not is_none(initial)
-    has_callback = not is_none(prefix_op)
+    has_callback = _check_callback(sig, prefix_op, prefix_state, dtype)
     if has_initial and has_callback:
         raise sig.error("prefix_op", "cannot be combined with initial: the callback gives the prefix")
-    if has_callback:
-        if is_none(prefix_state):
-            raise sig.error("prefix_state", "is required with prefix_op (the callback's running state)")
-        sig.operator(prefix_op, dtype, param="prefix_op", arg_types=(prefix_state, dtype))
-    elif not is_none(prefix_state):
-        raise sig.error("prefix_state", "is only used with prefix_op")
 
     convert = converter(dtype)
     up, idx = shuffler(UP, 32), shuffler(IDX, 32)
@@ -369,10 +363,26 @@ def exclusive_scan(value, op, initial=None, output=None, prefix_op=None, prefix_
     return _public_impl(scan, is_items, with_aggregate, True)
 
 
-def _check_summable(sig, value):
+def _check_callback(sig, prefix_op, prefix_state, dtype):
+    """Whether a prefix callback is given, after checking it and its state."""
+    if is_none(prefix_op):
+        if not is_none(prefix_state):
+            raise sig.error("prefix_state", "is only used with prefix_op")
+        return False
+    if is_none(prefix_state):
+        raise sig.error("prefix_state", "is required with prefix_op (the callback's running state)")
+    sig.operator(prefix_op, dtype, param="prefix_op", arg_types=(prefix_state, dtype))
+    return True
+
+
+def _check_summable(sig, value, prefix_op, prefix_state, threads, algorithm):
+    """The sums' own checks (so that errors name the sum, not the scan it forwards to)."""
     dtype, _ = sig.value_or_items(value, "value")
     if not is_numeric_scalar(dtype):
         raise sig.error("value", f"must hold numbers to sum, got {dtype} (for bool use logical_or)")
+    _check_callback(sig, prefix_op, prefix_state, dtype)
+    block_size(sig, threads)
+    algorithm_name(sig, algorithm, tuple(ALGORITHMS))
     return dtype
 
 
@@ -385,7 +395,7 @@ def inclusive_sum(value, output=None, prefix_op=None, prefix_state=None, threads
 
         total = coop.block.inclusive_sum(items, items)
     """
-    _check_summable(Signature("coop.block.inclusive_sum"), value)
+    _check_summable(Signature("coop.block.inclusive_sum"), value, prefix_op, prefix_state, threads, algorithm)
 
     def impl(value, output=None, prefix_op=None, prefix_state=None, threads=None,
              algorithm="raking", return_aggregate=False):
@@ -404,7 +414,9 @@ def exclusive_sum(value, output=None, prefix_op=None, prefix_state=None, threads
 
         total = coop.block.exclusive_sum(items, items, threads=128)   # in place
     """
-    dtype = _check_summable(Signature("coop.block.exclusive_sum"), value)
+    dtype = _check_summable(
+        Signature("coop.block.exclusive_sum"), value, prefix_op, prefix_state, threads, algorithm
+    )
     zero = converter(dtype)
     if is_none(prefix_op):
 

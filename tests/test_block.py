@@ -1,0 +1,520 @@
+"""coop.block against NumPy references: every dtype, algorithm, block shape (1-, 2- and
+3-D, not only multiples of 32), items per thread, partial tiles. Integer-valued data, so
+every check is exact."""
+
+import operator
+
+import numpy as np
+import pytest
+from numba import cuda
+
+import coop
+from helpers import (
+    ALL_DTYPES,
+    FULL_MATRIX,
+    NUMERIC_DTYPES,
+    ON_GPU,
+    REFERENCE_OPS,
+    assert_equal_exact,
+    exclusive_reference,
+    inclusive_reference,
+    integer_valued,
+    ops_for,
+    reduce_reference,
+    reference_argmax,
+)
+
+BLOCKS = 3 if ON_GPU else 2
+if FULL_MATRIX:
+    SHAPES = [32, 33, 64, 96, 128, 256, 500, 512, 1024, (16, 8), (8, 8, 4)]
+    ITEMS = [0, 1, 2, 3, 4, 7, 8, 16]  # 0: one value per thread; else an items array
+    DTYPES = ALL_DTYPES
+else:  # the simulator runs a Python thread per CUDA thread
+    SHAPES = [33, 64, (8, 4, 2)]
+    ITEMS = [0, 3]
+    DTYPES = [np.bool_, np.int8, np.int32, np.uint64, np.float16, np.float64, np.complex64]
+REDUCE_ALGORITHMS = ["warp_reductions", "raking", "raking_commutative_only"]
+SCAN_ALGORITHMS = ["raking", "raking_memoize", "warp_scans"]
+
+
+def size(shape):
+    return int(np.prod(shape))
+
+
+@cuda.jit(device=True)
+def global_rank():
+    """Linear rank in the block plus the threads of earlier blocks (1-D grid)."""
+    r = (
+        cuda.threadIdx.x
+        + cuda.threadIdx.y * cuda.blockDim.x
+        + cuda.threadIdx.z * cuda.blockDim.x * cuda.blockDim.y
+    )
+    return cuda.blockIdx.x * (cuda.blockDim.x * cuda.blockDim.y * cuda.blockDim.z) + r
+
+
+def load_items(n, dtype):
+    """A device function filling a thread's items array from its blocked slice."""
+    N = n
+
+    @cuda.jit(device=True)
+    def load(x, g, items):
+        for i in range(N):
+            items[i] = x[g * N + i]
+
+    return load
+
+
+def tiles_of(x, threads, per_thread):
+    tile = threads * per_thread
+    return [x[s : s + tile] for s in range(0, len(x), tile)]
+
+
+# -- reductions --------------------------------------------------------------------------
+
+
+def reduce_kernel(op, dtype, items, algorithm):
+    N, DT, ALG = items, dtype, algorithm
+    load = load_items(max(items, 1), dtype)
+    if items == 0:
+
+        @cuda.jit
+        def kernel(x, valid, out):
+            g = global_rank()
+            v = valid[cuda.blockIdx.x]
+            out[0, g] = coop.block.reduce(x[g], op, algorithm=ALG)
+            out[1, g] = coop.block.all_reduce(x[g], op, algorithm=ALG)
+            out[2, g] = coop.block.reduce(x[g], op, v, algorithm=ALG)
+            out[3, g] = coop.block.all_reduce(x[g], op, valid_items=v, algorithm=ALG)
+
+    else:
+
+        @cuda.jit
+        def kernel(x, valid, out):
+            g = global_rank()
+            v = valid[cuda.blockIdx.x]
+            items = cuda.local.array(N, DT)
+            load(x, g, items)
+            out[0, g] = coop.block.reduce(items, op, algorithm=ALG)
+            out[1, g] = coop.block.all_reduce(items, op, algorithm=ALG)
+            out[2, g] = coop.block.reduce(items, op, v, algorithm=ALG)
+            out[3, g] = coop.block.all_reduce(items, op, valid_items=v, algorithm=ALG)
+
+    return kernel
+
+
+def check_reductions(kernel, dtype, items, shape, reference_op, rng, data=None):
+    threads = size(shape)
+    per_thread = max(items, 1)
+    n = threads * BLOCKS
+    x = data if data is not None else integer_valued(dtype, n * per_thread, rng)
+    valid = rng.integers(1, threads * per_thread + 1, BLOCKS).astype(np.int32)
+    out = np.zeros((4, n), x.dtype)
+    kernel[BLOCKS, shape](x, valid, out)
+    tiles = tiles_of(x, threads, per_thread)
+    full = [reduce_reference(t, reference_op) for t in tiles]
+    partial = [reduce_reference(t[: valid[b]], reference_op) for b, t in enumerate(tiles)]
+    where = f"shape {shape}"
+    assert_equal_exact(out[0, ::threads], full, f"reduce, {where}")
+    assert_equal_exact(out[1], np.repeat(full, threads), f"all_reduce, {where}")
+    assert_equal_exact(out[2, ::threads], partial, f"reduce valid_items, {where}")
+    assert_equal_exact(out[3], np.repeat(partial, threads), f"all_reduce valid_items, {where}")
+
+
+def reduce_cases():
+    cases = []
+    for algorithm in REDUCE_ALGORITHMS:
+        for dtype in DTYPES:
+            for items in ITEMS if FULL_MATRIX or dtype in (np.int32, np.float64) else ITEMS[:1]:
+                cases.append(pytest.param(algorithm, dtype, items, id=f"{algorithm}-{np.dtype(dtype).name}-items{items}"))
+    return cases
+
+
+@pytest.mark.parametrize("algorithm,dtype,items", reduce_cases())
+def test_reduce(algorithm, dtype, items):
+    rng = np.random.default_rng(items)
+    for name in ops_for(dtype) if FULL_MATRIX else ops_for(dtype)[:1]:
+        kernel = reduce_kernel(getattr(coop.ops, name), dtype, items, algorithm)
+        for shape in SHAPES:
+            check_reductions(kernel, dtype, items, shape, REFERENCE_OPS[name], rng)
+
+
+def sum_kernel(dtype, items):
+    N, DT = items, dtype
+    load = load_items(max(items, 1), dtype)
+    if items == 0:
+
+        @cuda.jit
+        def kernel(x, valid, out):
+            g = global_rank()
+            v = valid[cuda.blockIdx.x]
+            out[0, g] = coop.block.sum(x[g])
+            out[1, g] = coop.block.all_sum(x[g])
+            out[2, g] = coop.block.sum(x[g], v)
+            out[3, g] = coop.block.all_sum(x[g], valid_items=v)
+
+    else:
+
+        @cuda.jit
+        def kernel(x, valid, out):
+            g = global_rank()
+            v = valid[cuda.blockIdx.x]
+            items = cuda.local.array(N, DT)
+            load(x, g, items)
+            out[0, g] = coop.block.sum(items)
+            out[1, g] = coop.block.all_sum(items)
+            out[2, g] = coop.block.sum(items, v)
+            out[3, g] = coop.block.all_sum(items, valid_items=v)
+
+    return kernel
+
+
+@pytest.mark.parametrize(
+    "dtype,items",
+    [
+        pytest.param(d, i, id=f"{np.dtype(d).name}-items{i}")
+        for d in (NUMERIC_DTYPES if FULL_MATRIX else [np.int16, np.float32, np.complex128])
+        for i in ITEMS
+    ],
+)
+def test_sum(dtype, items):
+    rng = np.random.default_rng(items + 1)
+    kernel = sum_kernel(dtype, items)
+    for shape in SHAPES:
+        check_reductions(kernel, dtype, items, shape, REFERENCE_OPS["add"], rng)
+
+
+@pytest.mark.parametrize("algorithm", REDUCE_ALGORITHMS[:2])
+def test_argmax_tuples(algorithm):
+    ALG = algorithm
+
+    @cuda.jit
+    def kernel(x, values, indices):
+        g = global_rank()
+        v, i = coop.block.all_reduce((x[g], np.int32(g)), coop.ops.argmax, algorithm=ALG)
+        values[g] = v
+        indices[g] = i
+
+    rng = np.random.default_rng(0)
+    for shape in SHAPES:
+        threads = size(shape)
+        n = threads * BLOCKS
+        x = integer_valued(np.float32, n, rng, 0, 5)  # ties: the smaller index wins
+        values, indices = np.zeros(n, np.float32), np.zeros(n, np.int32)
+        kernel[BLOCKS, shape](x, values, indices)
+        pairs = [(x[i], i) for i in range(n)]
+        expected = [reduce_reference(pairs[s : s + threads], reference_argmax) for s in range(0, n, threads)]
+        assert_equal_exact(values, np.repeat([v for v, _ in expected], threads), f"argmax value {shape}")
+        assert_equal_exact(indices, np.repeat([i for _, i in expected], threads), f"argmax index {shape}")
+
+
+# -- scans -------------------------------------------------------------------------------
+
+
+def scan_kernel(op, dtype, items, algorithm):
+    N, DT, ALG = items, dtype, algorithm
+    load = load_items(max(items, 1), dtype)
+    if items == 0:
+
+        @cuda.jit
+        def kernel(x, initial, inclusive, exclusive, aggregates):
+            g = global_rank()
+            s, a = coop.block.inclusive_scan(x[g], op, algorithm=ALG, return_aggregate=True)
+            inclusive[g] = s
+            aggregates[0, g] = a
+            e, a = coop.block.exclusive_scan(x[g], op, initial[0], algorithm=ALG, return_aggregate=True)
+            exclusive[g] = e
+            aggregates[1, g] = a
+
+    else:
+
+        @cuda.jit
+        def kernel(x, initial, inclusive, exclusive, aggregates):
+            g = global_rank()
+            items = cuda.local.array(N, DT)
+            scanned = cuda.local.array(N, DT)
+            load(x, g, items)
+            aggregates[0, g] = coop.block.inclusive_scan(items, op, scanned, algorithm=ALG)
+            aggregates[1, g] = coop.block.exclusive_scan(items, op, initial[0], items, algorithm=ALG)
+            for i in range(N):
+                inclusive[g * N + i] = scanned[i]
+                exclusive[g * N + i] = items[i]
+
+    return kernel
+
+
+def check_scans(kernel, dtype, items, shape, reference_op, initial, rng):
+    threads = size(shape)
+    per_thread = max(items, 1)
+    n = threads * BLOCKS
+    x = integer_valued(dtype, n * per_thread, rng)
+    inclusive = np.zeros(n * per_thread, dtype)
+    exclusive = np.zeros(n * per_thread, dtype)
+    aggregates = np.zeros((2, n), dtype)
+    kernel[BLOCKS, shape](x, np.array([initial]), inclusive, exclusive, aggregates)
+    tiles = tiles_of(x, threads, per_thread)
+    where = f"shape {shape}"
+    assert_equal_exact(inclusive, np.concatenate([inclusive_reference(t, reference_op) for t in tiles]), f"inclusive, {where}")
+    assert_equal_exact(
+        exclusive, np.concatenate([exclusive_reference(t, reference_op, initial) for t in tiles]), f"exclusive, {where}"
+    )
+    totals = np.repeat([reduce_reference(t, reference_op) for t in tiles], threads)
+    assert_equal_exact(aggregates[0], totals, f"inclusive aggregate, {where}")
+    assert_equal_exact(aggregates[1], totals, f"exclusive aggregate, {where}")
+
+
+def scan_cases():
+    cases = []
+    for algorithm in SCAN_ALGORITHMS:
+        for dtype in DTYPES:
+            for items in ITEMS if FULL_MATRIX or dtype in (np.int32, np.float64) else ITEMS[:1]:
+                cases.append(pytest.param(algorithm, dtype, items, id=f"{algorithm}-{np.dtype(dtype).name}-items{items}"))
+    return cases
+
+
+@pytest.mark.parametrize("algorithm,dtype,items", scan_cases())
+def test_scan(algorithm, dtype, items):
+    rng = np.random.default_rng(items + 2)
+    initial = np.asarray(1).astype(dtype)[()]
+    for name in ops_for(dtype) if FULL_MATRIX else ops_for(dtype)[:1]:
+        kernel = scan_kernel(getattr(coop.ops, name), dtype, items, algorithm)
+        for shape in SHAPES:
+            check_scans(kernel, dtype, items, shape, REFERENCE_OPS[name], initial, rng)
+
+
+def sum_scan_kernel(dtype, items, threads):
+    N, DT, T = items, dtype, threads
+    load = load_items(max(items, 1), dtype)
+    if items == 0:
+
+        @cuda.jit
+        def kernel(x, initial, inclusive, exclusive, aggregates):
+            g = global_rank()
+            s, a = coop.block.inclusive_sum(x[g], threads=T, return_aggregate=True)
+            inclusive[g] = s
+            aggregates[0, g] = a
+            e, a = coop.block.exclusive_sum(x[g], threads=T, return_aggregate=True)
+            exclusive[g] = e
+            aggregates[1, g] = a
+
+    else:
+
+        @cuda.jit
+        def kernel(x, initial, inclusive, exclusive, aggregates):
+            g = global_rank()
+            items = cuda.local.array(N, DT)
+            scanned = cuda.local.array(N, DT)
+            load(x, g, items)
+            aggregates[0, g] = coop.block.inclusive_sum(items, scanned, threads=T)
+            aggregates[1, g] = coop.block.exclusive_sum(items, items, threads=T)
+            for i in range(N):
+                inclusive[g * N + i] = scanned[i]
+                exclusive[g * N + i] = items[i]
+
+    return kernel
+
+
+@pytest.mark.parametrize(
+    "dtype,items",
+    [
+        pytest.param(d, i, id=f"{np.dtype(d).name}-items{i}")
+        for d in (NUMERIC_DTYPES if FULL_MATRIX else [np.uint8, np.float16, np.complex128])
+        for i in ([0, 1, 4, 7] if FULL_MATRIX else ITEMS)
+    ],
+)
+def test_sum_scans_with_constant_threads(dtype, items):
+    """The sums, with threads= given as a compile-time constant (scratch sized exactly,
+    loops unrolled): one kernel per block shape."""
+    rng = np.random.default_rng(items + 3)
+    zero = np.zeros((), dtype)[()]
+    for shape in SHAPES if not FULL_MATRIX else [33, 128, 500, (8, 8, 4)]:
+        kernel = sum_scan_kernel(dtype, items, size(shape))
+        check_scans(kernel, dtype, items, shape, REFERENCE_OPS["add"], zero, rng)
+
+
+@pytest.mark.parametrize("algorithm", REDUCE_ALGORITHMS + SCAN_ALGORITHMS)
+def test_constant_threads_every_algorithm(algorithm):
+    """Each algorithm with threads= constant, for block sizes below, at and above a warp."""
+    is_scan = algorithm in SCAN_ALGORITHMS
+    rng = np.random.default_rng(4)
+    for shape in [32, 96, (16, 8)] if FULL_MATRIX else [33, (8, 4, 2)]:
+        T, ALG = size(shape), algorithm
+        if is_scan:
+
+            @cuda.jit
+            def kernel(x, out):
+                g = global_rank()
+                items = cuda.local.array(3, np.int64)
+                for i in range(3):
+                    items[i] = x[g * 3 + i]
+                out[g] = coop.block.exclusive_scan(items, operator.add, np.int64(0), items, threads=T, algorithm=ALG)
+                for i in range(3):
+                    x[g * 3 + i] = items[i]
+
+        else:
+
+            @cuda.jit
+            def kernel(x, out):
+                g = global_rank()
+                items = cuda.local.array(3, np.int64)
+                for i in range(3):
+                    items[i] = x[g * 3 + i]
+                out[g] = coop.block.all_reduce(items, operator.add, threads=T, algorithm=ALG)
+
+        n = T * BLOCKS
+        x = integer_valued(np.int64, n * 3, rng, -100, 100)
+        original = x.copy()
+        out = np.zeros(n, np.int64)
+        kernel[BLOCKS, shape](x, out)
+        tiles = tiles_of(original, T, 3)
+        assert_equal_exact(out, np.repeat([t.sum() for t in tiles], T), f"{algorithm} aggregate {shape}")
+        if is_scan:
+            expected = np.concatenate([np.cumsum(t) - t for t in tiles])
+            assert_equal_exact(x, expected, f"{algorithm} exclusive scan {shape}")
+
+
+# -- running scans, consecutive calls, order, determinism --------------------------------
+
+
+@cuda.jit(device=True)
+def running_total(state, block_aggregate):
+    """CUB's BlockPrefixCallbackOp: return the running total so far, then add the tile."""
+    prefix = state[0]
+    state[0] += block_aggregate
+    return prefix
+
+
+@pytest.mark.parametrize("algorithm", SCAN_ALGORITHMS)
+def test_running_scan_over_many_tiles(algorithm):
+    """One block scans a whole array tile by tile with a prefix callback."""
+    THREADS, N, ALG = (128, 4, algorithm) if ON_GPU else (64, 2, algorithm)
+    TILES = 9
+
+    @cuda.jit
+    def kernel(x, out):
+        rank = cuda.threadIdx.x
+        state = cuda.local.array(1, np.int64)
+        state[0] = 0
+        items = cuda.local.array(N, np.int64)
+        for tile in range(TILES):
+            base = tile * THREADS * N + rank * N
+            for i in range(N):
+                items[i] = x[base + i]
+            coop.block.exclusive_sum(items, items, prefix_op=running_total, prefix_state=state, algorithm=ALG)
+            for i in range(N):
+                out[base + i] = items[i]
+
+    rng = np.random.default_rng(5)
+    x = integer_valued(np.int64, TILES * THREADS * N, rng, -1000, 1000)
+    out = np.zeros_like(x)
+    kernel[1, THREADS](x, out)
+    assert_equal_exact(out, np.cumsum(x) - x, "running exclusive sum")
+
+
+def test_values_computed_per_thread():
+    """Values that differ per thread as plain integers (under the simulator, a Python
+    int is typed by its value, so threads reach different specialisations)."""
+
+    @cuda.jit
+    def kernel(flags, out):
+        t = cuda.threadIdx.x
+        v = 1 if flags[t] else 0
+        out[0, t] = coop.block.all_sum(v, threads=64)
+        out[1, t] = coop.block.exclusive_sum(v)
+
+    flags = np.zeros(64, np.int32)
+    flags[[3, 40, 41]] = 1
+    out = np.zeros((2, 64), np.int64)
+    kernel[1, 64](flags, out)
+    assert_equal_exact(out[0], np.full(64, 3), "all_sum of per-thread ints")
+    assert_equal_exact(out[1], np.cumsum(flags) - flags, "exclusive_sum of per-thread ints")
+
+
+def test_consecutive_calls_need_no_barrier():
+    """Back-to-back block collectives of the same and of different specialisations."""
+
+    @cuda.jit
+    def kernel(x, out):
+        g = global_rank()
+        v = x[g]
+        for _ in range(3):
+            total = coop.block.all_sum(v)
+            top = coop.block.all_reduce(v, coop.ops.max, algorithm="raking")
+            v = coop.block.inclusive_sum(v) + total - top
+        out[g] = v
+
+    threads = 96
+    x = (np.arange(threads, dtype=np.int64) * 7) % 11
+    out = np.zeros_like(x)
+    kernel[1, threads](x, out)
+    expected = x.copy()
+    for _ in range(3):
+        expected = np.cumsum(expected) + expected.sum() - expected.max()
+    assert_equal_exact(out, expected, "chained block collectives")
+
+
+@cuda.jit(device=True)
+def compose_affine(f, g):
+    """x -> a*x + b, f then g: associative, not commutative."""
+    return (f[0] * g[0], f[1] * g[0] + g[1])
+
+
+@pytest.mark.parametrize("algorithm", ["warp_reductions", "raking"] + SCAN_ALGORITHMS)
+def test_non_commutative(algorithm):
+    ALG = algorithm
+    is_scan = algorithm in SCAN_ALGORITHMS
+
+    if is_scan:
+
+        @cuda.jit
+        def kernel(a, b, out):
+            g = global_rank()
+            r = coop.block.inclusive_scan((a[g], b[g]), compose_affine, algorithm=ALG)
+            out[g] = r[0] * 1000 + r[1]
+
+    else:
+
+        @cuda.jit
+        def kernel(a, b, out):
+            g = global_rank()
+            r = coop.block.all_reduce((a[g], b[g]), compose_affine, algorithm=ALG)
+            out[g] = r[0] * 1000 + r[1]
+
+    rng = np.random.default_rng(6)
+    for shape in [33, (16, 4)] if not FULL_MATRIX else [33, 96, 500, (8, 8, 4)]:
+        threads = size(shape)
+        n = threads * BLOCKS
+        a = rng.integers(-1, 2, n).astype(np.int64)
+        b = rng.integers(-3, 4, n).astype(np.int64)
+        out = np.zeros(n, np.int64)
+        kernel[BLOCKS, shape](a, b, out)
+        for s in range(0, n, threads):
+            fs = [(a[i], b[i]) for i in range(s, s + threads)]
+            compose = lambda f, g: (f[0] * g[0], f[1] * g[0] + g[1])  # noqa: E731
+            if is_scan:
+                expected = [f[0] * 1000 + f[1] for f in inclusive_reference(fs, compose)]
+            else:
+                total = reduce_reference(fs, compose)
+                expected = [total[0] * 1000 + total[1]] * threads
+            assert_equal_exact(out[s : s + threads], expected, f"{algorithm} {shape}")
+
+
+@pytest.mark.skipif(not ON_GPU, reason="run-to-run determinism of GPU floating point")
+def test_float_sums_are_bitwise_identical_across_runs():
+    @cuda.jit
+    def kernel(x, sums, scans):
+        g = global_rank()
+        items = cuda.local.array(4, np.float32)
+        for i in range(4):
+            items[i] = x[g * 4 + i]
+        sums[g] = coop.block.all_sum(items)
+        coop.block.inclusive_sum(items, items)
+        for i in range(4):
+            scans[g * 4 + i] = items[i]
+
+    x = np.random.default_rng(7).standard_normal(256 * 64 * 4).astype(np.float32)
+    runs = []
+    for _ in range(2):
+        sums, scans = np.zeros(256 * 64, np.float32), np.zeros(256 * 64 * 4, np.float32)
+        kernel[64, 256](x, sums, scans)
+        runs.append((sums.view(np.uint32), scans.view(np.uint32)))
+    assert np.array_equal(runs[0][0], runs[1][0]) and np.array_equal(runs[0][1], runs[1][1])

@@ -1,0 +1,44 @@
+"""Every tutorial notebook in notebooks/ runs from top to bottom without an error.
+
+Each notebook is executed with nbclient in a fresh ``python3`` Jupyter kernel, in the
+notebooks folder, with this process's environment (so ``NUMBA_ENABLE_CUDASIM`` and
+``COOP_TEST_MODE``, set by conftest.py, reach the kernel) and the repository root on
+``PYTHONPATH`` (so the kernel imports this checkout's coop). The notebooks check their
+own results with asserts; a failing assert fails the test.
+"""
+
+import os
+import pathlib
+import re
+
+import pytest
+
+nbformat = pytest.importorskip("nbformat")
+nbclient = pytest.importorskip("nbclient")
+pytest.importorskip("ipykernel")
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+
+
+def test_there_are_notebooks():
+    assert NOTEBOOKS, "no notebooks/*.ipynb found"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
+def test_notebook_runs(path, monkeypatch):
+    # The kernel is started with os.environ: put this checkout first on its path.
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
+    monkeypatch.setenv("PYTHONUNBUFFERED", "1")
+    notebook = nbformat.read(path, as_version=4)
+    client = nbclient.NotebookClient(
+        notebook,
+        kernel_name="python3",
+        timeout=600,  # seconds per cell
+        resources={"metadata": {"path": str(path.parent)}},
+    )
+    try:
+        client.execute()
+    except nbclient.exceptions.CellExecutionError as error:
+        message = re.sub(r"\x1b\[[0-9;]*m", "", str(error))  # the traceback's colours
+        pytest.fail(f"{path.name}: a cell raised\n{message}", pytrace=False)
