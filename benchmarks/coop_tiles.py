@@ -192,11 +192,17 @@ def info():
         except metadata.PackageNotFoundError:
             return None
 
+    try:  # the kernel module's release, e.g. 580.65.06
+        text = pathlib.Path("/proc/driver/nvidia/version").read_text()
+        release = re.search(r"Kernel Module\s+(?:for \S+\s+)?([\d.]+)", text).group(1)
+    except (OSError, AttributeError):
+        release = None
     emit(
         impl="info",
         device=name,
         cc="%d.%d" % device.compute_capability,
         driver=".".join(map(str, driver.driver.get_version())),
+        driver_release=release,
         python=platform.python_version(),
         coop=coop.__version__,
         numba=version("numba"),
@@ -279,7 +285,12 @@ def time_all(directory, log2n):
             tile = threads * items
             tiles = n // tile
             for kernel in KERNELS:
-                dispatcher, compiled = jit(cuda, module, kernel, cache=True)
+                fields = dict(impl="coop", kernel=kernel, dtype=dtype, threads=threads, items=items)
+                try:
+                    dispatcher, compiled = jit(cuda, module, kernel, cache=True)
+                except Exception as exc:  # reported; the other kernels go on
+                    emit(**fields, error=f"{type(exc).__name__}: {str(exc)[-2000:]}")
+                    continue
                 configured = dispatcher[tiles, threads]
                 launch = lambda: configured(d_in, d_out)  # noqa: E731
                 zero(cuda, d_out)
@@ -291,17 +302,12 @@ def time_all(directory, log2n):
                     check = check_scan(d_out, host, tile)
                     moved = 2 * n * host.itemsize
                 emit(
-                    impl="coop",
-                    kernel=kernel,
-                    dtype=dtype,
-                    threads=threads,
-                    items=items,
+                    **fields,
                     seconds=seconds,
                     gbps=moved / seconds * 1e-9,
                     regs=compiled.regs_per_thread,
                     check=check,
                 )
-        del d_in, d_out
 
 
 def compile_times(directory, phase, specs):
@@ -314,16 +320,17 @@ def compile_times(directory, phase, specs):
     for spec in specs:
         kernel, dtype, threads, items = parse_spec(spec)
         module = load_module(directory, dtype, threads, items)  # imports; compiles nothing
+        fields = dict(impl="coop", kernel=kernel, dtype=dtype, threads=threads, items=items)
         start = time.perf_counter()
-        dispatcher, _ = jit(cuda, module, kernel, cache=True)
+        try:
+            dispatcher, _ = jit(cuda, module, kernel, cache=True)
+        except Exception as exc:  # reported; the other kernels go on
+            emit(**fields, phase=phase, error=f"{type(exc).__name__}: {str(exc)[-2000:]}")
+            continue
         seconds = time.perf_counter() - start
         hits = sum(dispatcher.stats.cache_hits.values())
         emit(
-            impl="coop",
-            kernel=kernel,
-            dtype=dtype,
-            threads=threads,
-            items=items,
+            **fields,
             phase=phase,
             compile_s=seconds,
             cache_hit=hits > 0,

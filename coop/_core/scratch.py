@@ -47,17 +47,18 @@ def scratch_words(value_type, slots):
     return -(-slot_bytes(value_type) * slots // WORD)
 
 
-def allocator(value_type, slots):
+def allocator(value_type, slots, owner):
     """A function returning this specialisation's scratch buffer. Call it in the
     primitive's implementation and pass the buffer down: Numba does not let a function
-    return an array it did not receive."""
+    return an array it did not receive. ``owner`` names the primitive and algorithm (it
+    only matters under the simulator, below)."""
     words = scratch_words(value_type, slots)
     if SIMULATOR:
-        # Keyed by size, not by specialisation: under the simulator, threads of one call
-        # can reach different specialisations (a Python int is typed by its value), and
-        # they must share one buffer. Every block primitive starts with a barrier before
-        # it writes scratch, so consecutive calls sharing a buffer is safe, as on the GPU.
-        key = ("coop.scratch", slots)
+        # Keyed by primitive, algorithm and size, not by specialisation: under the
+        # simulator, threads of one call can reach different specialisations (a Python
+        # int is typed by its value), and they must share one buffer. Consecutive calls
+        # of one primitive and algorithm are safe on one buffer, as on the GPU.
+        key = ("coop.scratch", owner, slots)
 
         def allocate():
             allocations = cuda.shared._allocations  # per launch; blocks run one at a time

@@ -11,6 +11,8 @@ the simulator's shuffle, which moves any Python value.
 
 import functools
 
+import numpy as np
+
 from numba.cuda import types
 from numba.cuda.cgutils import get_or_insert_function
 from numba.cuda.extending import intrinsic
@@ -129,3 +131,66 @@ def logical_warp(width):
     if width == 32:
         return logical_lane, FULL_MASK
     return logical_lane, ((1 << width) - 1) << (lane - logical_lane)
+
+
+def _redux_integer_type(ty):
+    return isinstance(ty, types.Integer) and ty.bitwidth <= 32
+
+
+def has_warp_sum(value_type):
+    """Whether ``warp_sum`` serves ``value_type``: integers of 32 bits or fewer, whose sum
+    modulo 2**bits is that of their 32-bit extensions."""
+    return _redux_integer_type(types.unliteral(value_type))
+
+
+if SIMULATOR:
+
+    def warp_sum(mask, value):
+        """Sum over the lanes of ``mask`` (CUDA ``__reduce_add_sync``), every lane gets it."""
+        from coop._core import simulator
+
+        mask &= FULL_MASK
+        lanes = bin(mask).count("1")
+        first = (mask & -mask).bit_length() - 1
+        if lanes & (lanes - 1) == 0 and first % lanes == 0 and mask == ((1 << lanes) - 1) << first:
+            # a logical warp: butterfly within it
+            total, offset = value, 1
+            while offset < lanes:
+                with np.errstate(over="ignore"):  # integers wrap, as on the GPU
+                    total = total + simulator.shfl(mask, XOR, total, offset, clamp(XOR, lanes))
+                offset *= 2
+            return total
+        total = None
+        for lane in range(32):
+            if mask >> lane & 1:
+                other = simulator.shfl(mask, IDX, value, lane, 0x1F)
+                with np.errstate(over="ignore"):
+                    total = other if total is None else total + other
+        return total
+
+else:
+
+    @intrinsic
+    def warp_sum(typingctx, mask, value):
+        """Sum over the lanes of ``mask`` with one ``redux.sync.add`` (sm_80 and later),
+        CUDA's ``__reduce_add_sync``; every lane gets it."""
+        value = types.unliteral(value)
+        if not isinstance(types.unliteral(mask), types.Integer) or not _redux_integer_type(value):
+            return None
+
+        def codegen(context, builder, sig, args):
+            i32 = ir.IntType(32)
+            mask_arg, value_arg = args
+            mask32 = builder.trunc(mask_arg, i32) if mask_arg.type.width > 32 else mask_arg
+            if value_arg.type.width < 32:
+                widen = builder.sext if value.signed else builder.zext
+                value32 = widen(value_arg, i32)
+            else:
+                value32 = value_arg
+            # libNVVM has no redux intrinsic: PTX, marked side-effecting so that it is
+            # neither removed nor moved across the control flow that decides its lanes
+            fnty = ir.FunctionType(i32, (i32, i32))
+            total = builder.asm(fnty, "redux.sync.add.s32 $0, $1, $2;", "=r,r,r", (value32, mask32), True)
+            return builder.trunc(total, value_arg.type) if value_arg.type.width < 32 else total
+
+        return value(mask, value), codegen

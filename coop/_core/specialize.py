@@ -43,13 +43,16 @@ def device_function(fn):
 
 
 class SimulatedCallable(types.Opaque):
-    """The type the simulator gives a Python callable passed as an argument (an operator)."""
+    """The type the simulator gives a Python callable passed as an argument (an operator).
 
-    def __init__(self):
-        super().__init__("SimulatedCallable")
+    Named by the callable's code, so a lambda re-created on every call keeps one type
+    (and one cached specialisation); ``function`` is for identity checks such as
+    "is this coop.ops.add", never called."""
 
-
-_SIMULATED_CALLABLE = SimulatedCallable()
+    def __init__(self, function):
+        self.function = function
+        code = getattr(function, "__code__", function)
+        super().__init__(f"SimulatedCallable({getattr(function, '__qualname__', '?')}@{id(code):x})")
 
 
 def _simulator_type(value):
@@ -66,7 +69,7 @@ def _simulator_type(value):
     if hasattr(value, "dtype") and hasattr(value, "ndim") and getattr(value, "ndim", 0) > 0:
         return types.Array(from_dtype(np.dtype(value.dtype)), value.ndim, "A")
     if callable(value) and not isinstance(value, type):
-        return _SIMULATED_CALLABLE
+        return SimulatedCallable(value)
     return typeof(value)
 
 
@@ -111,6 +114,13 @@ def is_none(ty):
     return ty is None or isinstance(ty, types.NoneType) or (
         isinstance(ty, types.Omitted) and ty.value is None
     )
+
+
+def is_function(op, *functions):
+    """True if the operator argument ``op`` (a type) is one of the Python ``functions``
+    (``operator.add``, a coop.ops operator, ...)."""
+    key = op.function if isinstance(op, SimulatedCallable) else getattr(op, "typing_key", None)
+    return any(key is f for f in functions)
 
 
 def is_items_array(ty):
@@ -202,7 +212,7 @@ class Signature:
         and returns something convertible to ``result_type`` (default ``value_type``)."""
         result_type = value_type if result_type is None else result_type
         if SIMULATOR:
-            if op is not _SIMULATED_CALLABLE:
+            if not isinstance(op, SimulatedCallable):
                 raise self.error(param, f"must be a function or operator, got {op}")
             return None
         from numba.cuda.descriptor import cuda_target

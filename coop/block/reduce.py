@@ -28,10 +28,12 @@ Barriers: each call synchronises the block (``cuda.syncthreads``) internally and
 no barrier to the caller: consecutive calls need none between them.
 """
 
+import operator
+
 from coop._core.backend import cuda
 from coop._core.scratch import allocator, block_rank, loader, store, thread_count
-from coop._core.shuffle import DOWN, FULL_MASK, shuffler
-from coop._core.specialize import Signature, device_function, is_none, primitive
+from coop._core.shuffle import DOWN, FULL_MASK, has_warp_sum, shuffler, warp_sum
+from coop._core.specialize import Signature, device_function, is_function, is_none, primitive
 from coop._core.values import converter, is_numeric_scalar
 from coop.ops import add
 from coop.thread import reduce_items
@@ -47,23 +49,61 @@ MAX_THREADS = 1024
 # the loops below unroll after inlining.
 
 
+# How each warp reduces its threads' partials (lane 0 gets the warp's total); chosen
+# when the primitive is specialised.
+
+
 @device_function
 def warp_partial(x, op, convert, down, lane, lanes_valid):
-    """Shuffle-reduce a warp whose first ``lanes_valid`` lanes contribute (lane 0 gets it)."""
+    """Shuffle-reduce a warp whose first ``lanes_valid`` lanes contribute."""
     if lanes_valid >= 32:
         return reduce_to_first_lane(x, op, convert, down, FULL_MASK, 32)
     return reduce_to_first_lane_partial(x, op, convert, down, FULL_MASK, lane, 32, lanes_valid)
 
 
 @device_function
-def reduce_warp_reductions(x, op, convert, down, buffer, load, threads, contributing):
-    """CUB's BLOCK_REDUCE_WARP_REDUCTIONS: shuffle reductions within warps, then thread 0
-    folds the warp aggregates in order."""
+def warp_full(x, op, convert, down, lane, lanes_valid):
+    """Every warp is known to be full (constant block size, a multiple of 32, full tile)."""
+    return reduce_to_first_lane(x, op, convert, down, FULL_MASK, 32)
+
+
+@device_function
+def warp_partial_sum(x, op, convert, down, lane, lanes_valid):
+    """Integer sums: one redux.sync for a full warp."""
+    if lanes_valid >= 32:
+        return warp_sum(FULL_MASK, x)
+    return reduce_to_first_lane_partial(x, op, convert, down, FULL_MASK, lane, 32, lanes_valid)
+
+
+@device_function
+def warp_full_sum(x, op, convert, down, lane, lanes_valid):
+    return warp_sum(FULL_MASK, x)
+
+
+def warp_reducer(op, dtype, full_warps):
+    fast_sum = has_warp_sum(dtype) and is_function(op, operator.add, add)
+    if fast_sum:
+        return warp_full_sum if full_warps else warp_partial_sum
+    return warp_full if full_warps else warp_partial
+
+
+# -- algorithms: each thread's partial and the number of contributing threads -> total --
+# ``threads`` is the block size: a constant when the caller gave ``threads=``, so that
+# the loops below unroll after inlining. ``lead_sync``: whether the call must first wait
+# for the previous call's reads of the scratch (not needed after all_reduce, which ends
+# with a barrier).
+
+
+@device_function
+def reduce_warp_reductions(x, op, convert, down, buffer, load, threads, contributing, warp_reduce, lead_sync):
+    """CUB's BLOCK_REDUCE_WARP_REDUCTIONS: reductions within warps, then thread 0 folds
+    the warp aggregates in order."""
     rank = block_rank()
     warp = rank >> 5
     lane = rank & 31
-    total = warp_partial(x, op, convert, down, lane, contributing - warp * 32)
-    cuda.syncthreads()  # the previous call's reads of the scratch are done
+    total = warp_reduce(x, op, convert, down, lane, contributing - warp * 32)
+    if lead_sync:
+        cuda.syncthreads()
     if lane == 0:
         store(buffer, warp, total)
     cuda.syncthreads()
@@ -75,7 +115,7 @@ def reduce_warp_reductions(x, op, convert, down, buffer, load, threads, contribu
 
 
 @device_function
-def reduce_raking(x, op, convert, down, buffer, load, threads, contributing):
+def reduce_raking(x, op, convert, down, buffer, load, threads, contributing, warp_reduce, lead_sync):
     """CUB's BLOCK_REDUCE_RAKING: every value to shared memory, the first warp rakes
     consecutive segments in rank order, then shuffle-reduces the raked partials."""
     rank = block_rank()
@@ -83,7 +123,8 @@ def reduce_raking(x, op, convert, down, buffer, load, threads, contributing):
     if threads <= 32:
         return warp_partial(x, op, convert, down, lane, contributing)
     segment = (threads + 31) >> 5
-    cuda.syncthreads()
+    if lead_sync:
+        cuda.syncthreads()
     store(buffer, rank, x)
     cuda.syncthreads()
     total = x
@@ -99,7 +140,7 @@ def reduce_raking(x, op, convert, down, buffer, load, threads, contributing):
 
 
 @device_function
-def reduce_raking_commutative(x, op, convert, down, buffer, load, threads, contributing):
+def reduce_raking_commutative(x, op, convert, down, buffer, load, threads, contributing, warp_reduce, lead_sync):
     """CUB's BLOCK_REDUCE_RAKING_COMMUTATIVE_ONLY: threads past the first warp store,
     the first warp folds their values into its own (out of rank order), then
     shuffle-reduces."""
@@ -108,7 +149,8 @@ def reduce_raking_commutative(x, op, convert, down, buffer, load, threads, contr
     if threads <= 32:
         return warp_partial(x, op, convert, down, lane, contributing)
     segment = (threads - 32 + 31) >> 5
-    cuda.syncthreads()
+    if lead_sync:
+        cuda.syncthreads()
     if rank >= 32:
         store(buffer, rank - 32, x)
     cuda.syncthreads()
@@ -206,13 +248,15 @@ def _specialise_reduce(name, value, op, valid_items, threads, algorithm, to_all)
     load = loader(dtype)
     slots = scratch_slots(algorithm, block or MAX_THREADS)
     result_slot = slots - 1
-    allocate = allocator(dtype, slots)
+    allocate = allocator(dtype, slots, owner=(name, algorithm))
     count_threads = thread_count(block)
+    warp_reduce = warp_reducer(op, dtype, block is not None and block % 32 == 0 and not partial)
+    lead_sync = not to_all
 
     def reduced(value, op, valid_items, buffer):
         n = count_threads()
         x, contributing = prepare(value, op, convert, n, valid_items)
-        return reduce_block(x, op, convert, down, buffer, load, n, contributing)
+        return reduce_block(x, op, convert, down, buffer, load, n, contributing, warp_reduce, lead_sync)
 
     reduced = device_function(reduced)
     if to_all:

@@ -105,7 +105,8 @@ def scan_raking(x, op, convert, up, idx, buffer, load, threads, cache):
         return up(FULL_MASK, inclusive, 1), idx(FULL_MASK, inclusive, threads - 1)
     segment = (threads + 31) >> 5
     aggregate_slot = threads
-    cuda.syncthreads()
+    # No barrier first: a previous call's last reads were each thread's own slot (its
+    # own writes now) and the aggregate slot (written only after the next barrier).
     store(buffer, rank, x)
     cuda.syncthreads()
     if rank < 32:
@@ -240,7 +241,7 @@ def _specialise_scan(sig, value, op, initial, output, prefix_op, prefix_state, t
     load = loader(dtype)
     max_threads = block or MAX_THREADS
     slots = scratch_slots(algorithm, max_threads)
-    allocate = allocator(dtype, slots)
+    allocate = allocator(dtype, slots, owner=(sig.primitive, algorithm))
     count_threads = thread_count(block)
     scan_block = ALGORITHMS[algorithm]
     seed = seeded_by_callback if has_callback else seeded_by_initial if has_initial else unseeded

@@ -18,15 +18,16 @@ first ``valid_items`` items of the warp's tile (lane ``l`` holds items
 combined in lane order.
 """
 
-from coop.ops import add
+import operator
 
 import numpy as np
 from numba.cuda import types
 
 from coop._core.backend import cuda
-from coop._core.shuffle import DOWN, IDX, XOR, logical_warp, shuffler
-from coop._core.specialize import Signature, device_function, primitive
+from coop._core.shuffle import DOWN, IDX, XOR, has_warp_sum, logical_warp, shuffler, warp_sum
+from coop._core.specialize import Signature, device_function, is_function, primitive
 from coop._core.values import converter, is_numeric_scalar
+from coop.ops import add
 from coop.thread import reduce_items
 
 __all__ = [
@@ -140,6 +141,19 @@ def _specialise_reduce(name, value, op, width, valid_items, to_all_lanes):
             return warp_reduce_partial(
                 value, op, convert, down, idx, lanes, valid_items, to_all_lanes
             )
+
+    elif has_warp_sum(dtype) and is_function(op, operator.add, add) and is_items:
+        # integer sums: one redux.sync gives every lane the total
+
+        def impl(value, op, width=32, valid_items=None):
+            _, mask = logical_warp(lanes)
+            return warp_sum(mask, reduce_items(value, op, convert))
+
+    elif has_warp_sum(dtype) and is_function(op, operator.add, add):
+
+        def impl(value, op, width=32, valid_items=None):
+            _, mask = logical_warp(lanes)
+            return warp_sum(mask, value)
 
     elif is_items:
 
