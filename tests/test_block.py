@@ -33,6 +33,10 @@ else:  # the simulator runs a Python thread per CUDA thread
     SHAPES = [33, 64, (8, 4, 2)]
     ITEMS = [0, 3]
     DTYPES = [np.bool_, np.int8, np.int32, np.uint64, np.float16, np.float64, np.complex64]
+# Kernels launched with up to 1024 threads must fit in 64 registers a thread (as CUDA C++
+# kernels need __launch_bounds__(1024)); the simulator's jit takes no launch bounds.
+jit_any_block = cuda.jit(launch_bounds=1024) if ON_GPU else cuda.jit
+
 REDUCE_ALGORITHMS = ["warp_reductions", "raking", "raking_commutative_only"]
 SCAN_ALGORITHMS = ["raking", "raking_memoize", "warp_scans"]
 
@@ -77,7 +81,7 @@ def reduce_kernel(op, dtype, items, algorithm):
     load = load_items(max(items, 1), dtype)
     if items == 0:
 
-        @cuda.jit
+        @jit_any_block
         def kernel(x, valid, out):
             g = global_rank()
             v = valid[cuda.blockIdx.x]
@@ -88,7 +92,7 @@ def reduce_kernel(op, dtype, items, algorithm):
 
     else:
 
-        @cuda.jit
+        @jit_any_block
         def kernel(x, valid, out):
             g = global_rank()
             v = valid[cuda.blockIdx.x]
@@ -143,7 +147,7 @@ def sum_kernel(dtype, items):
     load = load_items(max(items, 1), dtype)
     if items == 0:
 
-        @cuda.jit
+        @jit_any_block
         def kernel(x, valid, out):
             g = global_rank()
             v = valid[cuda.blockIdx.x]
@@ -154,7 +158,7 @@ def sum_kernel(dtype, items):
 
     else:
 
-        @cuda.jit
+        @jit_any_block
         def kernel(x, valid, out):
             g = global_rank()
             v = valid[cuda.blockIdx.x]
@@ -187,7 +191,7 @@ def test_sum(dtype, items):
 def test_argmax_tuples(algorithm):
     ALG = algorithm
 
-    @cuda.jit
+    @jit_any_block
     def kernel(x, values, indices):
         g = global_rank()
         v, i = coop.block.all_reduce((x[g], np.int32(g)), coop.ops.argmax, algorithm=ALG)
@@ -215,7 +219,7 @@ def scan_kernel(op, dtype, items, algorithm):
     load = load_items(max(items, 1), dtype)
     if items == 0:
 
-        @cuda.jit
+        @jit_any_block
         def kernel(x, initial, inclusive, exclusive, aggregates):
             g = global_rank()
             s, a = coop.block.inclusive_scan(x[g], op, algorithm=ALG, return_aggregate=True)
@@ -227,7 +231,7 @@ def scan_kernel(op, dtype, items, algorithm):
 
     else:
 
-        @cuda.jit
+        @jit_any_block
         def kernel(x, initial, inclusive, exclusive, aggregates):
             g = global_rank()
             items = cuda.local.array(N, DT)
@@ -286,7 +290,7 @@ def sum_scan_kernel(dtype, items, threads):
     load = load_items(max(items, 1), dtype)
     if items == 0:
 
-        @cuda.jit
+        @jit_any_block
         def kernel(x, initial, inclusive, exclusive, aggregates):
             g = global_rank()
             s, a = coop.block.inclusive_sum(x[g], threads=T, return_aggregate=True)
@@ -298,7 +302,7 @@ def sum_scan_kernel(dtype, items, threads):
 
     else:
 
-        @cuda.jit
+        @jit_any_block
         def kernel(x, initial, inclusive, exclusive, aggregates):
             g = global_rank()
             items = cuda.local.array(N, DT)
@@ -340,7 +344,7 @@ def test_constant_threads_every_algorithm(algorithm):
         T, ALG = size(shape), algorithm
         if is_scan:
 
-            @cuda.jit
+            @jit_any_block
             def kernel(x, out):
                 g = global_rank()
                 items = cuda.local.array(3, np.int64)
@@ -352,7 +356,7 @@ def test_constant_threads_every_algorithm(algorithm):
 
         else:
 
-            @cuda.jit
+            @jit_any_block
             def kernel(x, out):
                 g = global_rank()
                 items = cuda.local.array(3, np.int64)
@@ -389,7 +393,7 @@ def test_running_scan_over_many_tiles(algorithm):
     THREADS, N, ALG = (128, 4, algorithm) if ON_GPU else (64, 2, algorithm)
     TILES = 9
 
-    @cuda.jit
+    @jit_any_block
     def kernel(x, out):
         rank = cuda.threadIdx.x
         state = cuda.local.array(1, np.int64)
@@ -414,7 +418,7 @@ def test_values_computed_per_thread():
     """Values that differ per thread as plain integers (under the simulator, a Python
     int is typed by its value, so threads reach different specialisations)."""
 
-    @cuda.jit
+    @jit_any_block
     def kernel(flags, out):
         t = cuda.threadIdx.x
         v = 1 if flags[t] else 0
@@ -432,7 +436,7 @@ def test_values_computed_per_thread():
 def test_consecutive_calls_need_no_barrier():
     """Back-to-back block collectives of the same and of different specialisations."""
 
-    @cuda.jit
+    @jit_any_block
     def kernel(x, out):
         g = global_rank()
         v = x[g]
@@ -465,7 +469,7 @@ def test_non_commutative(algorithm):
 
     if is_scan:
 
-        @cuda.jit
+        @jit_any_block
         def kernel(a, b, out):
             g = global_rank()
             r = coop.block.inclusive_scan((a[g], b[g]), compose_affine, algorithm=ALG)
@@ -473,7 +477,7 @@ def test_non_commutative(algorithm):
 
     else:
 
-        @cuda.jit
+        @jit_any_block
         def kernel(a, b, out):
             g = global_rank()
             r = coop.block.all_reduce((a[g], b[g]), compose_affine, algorithm=ALG)
@@ -500,7 +504,7 @@ def test_non_commutative(algorithm):
 
 @pytest.mark.skipif(not ON_GPU, reason="run-to-run determinism of GPU floating point")
 def test_float_sums_are_bitwise_identical_across_runs():
-    @cuda.jit
+    @jit_any_block
     def kernel(x, sums, scans):
         g = global_rank()
         items = cuda.local.array(4, np.float32)

@@ -174,3 +174,14 @@ def thread_count(threads):
         return threads
 
     return device_function(constant_threads)
+
+
+@device_function
+def raking_slot(index, segment):
+    """Where grid index ``index`` lives in a raking grid of ``segment``-long segments: one
+    padding slot after each even segment longer than 2 (CUB's BlockRakingLayout), so the
+    32 lanes raking segments side by side hit different banks. A grid for ``threads``
+    indices needs ``threads + 32`` slots."""
+    if segment > 2 and segment % 2 == 0:
+        return index + index // segment
+    return index

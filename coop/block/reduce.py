@@ -31,7 +31,7 @@ no barrier to the caller: consecutive calls need none between them.
 import operator
 
 from coop._core.backend import cuda
-from coop._core.scratch import allocator, block_rank, loader, store, thread_count
+from coop._core.scratch import allocator, block_rank, loader, raking_slot, store, thread_count
 from coop._core.shuffle import DOWN, FULL_MASK, has_warp_sum, shuffler, warp_sum
 from coop._core.specialize import Signature, device_function, is_function, is_none, primitive
 from coop._core.values import converter, is_numeric_scalar
@@ -125,16 +125,16 @@ def reduce_raking(x, op, convert, down, buffer, load, threads, contributing, war
     segment = (threads + 31) >> 5
     if lead_sync:
         cuda.syncthreads()
-    store(buffer, rank, x)
+    store(buffer, raking_slot(rank, segment), x)
     cuda.syncthreads()
     total = x
     if rank < 32:
         first = lane * segment
         if first < contributing:
-            total = load(buffer, first)
+            total = load(buffer, raking_slot(first, segment))
             for i in range(1, segment):
                 if first + i < contributing:
-                    total = convert(op(total, load(buffer, first + i)))
+                    total = convert(op(total, load(buffer, raking_slot(first + i, segment))))
         total = warp_partial(total, op, convert, down, lane, (contributing + segment - 1) // segment)
     return total
 
@@ -173,7 +173,9 @@ ALGORITHMS = {
 
 def scratch_slots(algorithm, threads):
     """Slots an algorithm needs for a block of ``threads``, plus one to broadcast."""
-    return ((threads + 31) // 32 if algorithm == "warp_reductions" else threads) + 1
+    if algorithm == "warp_reductions":
+        return (threads + 31) // 32 + 1
+    return threads + 32 + 1  # a padded raking grid
 
 
 # -- partials of each thread: (value or items, full or partial tile) ----------------------

@@ -45,7 +45,7 @@ Barriers: each call synchronises the block internally and leaves none to the cal
 """
 
 from coop._core.backend import cuda
-from coop._core.scratch import allocator, block_rank, loader, store, thread_count
+from coop._core.scratch import allocator, block_rank, loader, raking_slot, store, thread_count
 from coop._core.shuffle import FULL_MASK, IDX, UP, shuffler
 from coop._core.specialize import Signature, device_function, is_none, primitive
 from coop._core.values import converter, is_numeric_scalar
@@ -104,42 +104,42 @@ def scan_raking(x, op, convert, up, idx, buffer, load, threads, cache):
         inclusive = inclusive_scan_lanes(x, op, convert, up, FULL_MASK, lane, 32)
         return up(FULL_MASK, inclusive, 1), idx(FULL_MASK, inclusive, threads - 1)
     segment = (threads + 31) >> 5
-    aggregate_slot = threads
+    aggregate_slot = threads + 32  # past the padded grid
     # No barrier first: a previous call's last reads were each thread's own slot (its
     # own writes now) and the aggregate slot (written only after the next barrier).
-    store(buffer, rank, x)
+    store(buffer, raking_slot(rank, segment), x)
     cuda.syncthreads()
     if rank < 32:
         first = lane * segment
         partial = x
         if first < threads:
-            partial = load(buffer, first)
+            partial = load(buffer, raking_slot(first, segment))
             if cache is not None:
                 cache[0] = partial
             for i in range(1, segment):
                 if first + i < threads:
-                    item = load(buffer, first + i)
+                    item = load(buffer, raking_slot(first + i, segment))
                     if cache is not None:
                         cache[i] = item
                     partial = convert(op(partial, item))
         rakers = (threads + segment - 1) // segment
         inclusive = inclusive_scan_lanes(partial, op, convert, up, FULL_MASK, lane, 32)
         running = up(FULL_MASK, inclusive, 1)
+        aggregate = idx(FULL_MASK, inclusive, rakers - 1)
         if lane == 0:
-            store(buffer, aggregate_slot, idx(FULL_MASK, inclusive, rakers - 1))
-        else:
-            idx(FULL_MASK, inclusive, rakers - 1)
+            store(buffer, aggregate_slot, aggregate)
         if first < threads:
             for i in range(segment):
                 if first + i < threads:
-                    item = cache[i] if cache is not None else load(buffer, first + i)
+                    slot = raking_slot(first + i, segment)
+                    item = cache[i] if cache is not None else load(buffer, slot)
                     if lane > 0 or i > 0:
-                        store(buffer, first + i, running)
+                        store(buffer, slot, running)
                         running = convert(op(running, item))
                     else:
                         running = item
     cuda.syncthreads()
-    return load(buffer, rank), load(buffer, aggregate_slot)
+    return load(buffer, raking_slot(rank, segment)), load(buffer, aggregate_slot)
 
 
 ALGORITHMS = {"raking": scan_raking, "raking_memoize": scan_raking, "warp_scans": scan_warp_scans}
@@ -149,7 +149,7 @@ def scratch_slots(algorithm, threads):
     """Slots for the algorithm, plus one for the prefix callback's broadcast."""
     if algorithm == "warp_scans":
         return (threads + 31) // 32 + 1
-    return threads + 2
+    return threads + 32 + 2  # padded grid, aggregate, prefix
 
 
 # -- seeds: (exclusive, aggregate) -> (this thread's prefix, whether it has one) ----------
