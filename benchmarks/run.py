@@ -232,14 +232,20 @@ def cuda_version(number):
 
 
 def git_revision():
+    """The coop commit measured: COOP_REVISION if set (a work tree copied without its
+    history, as onto a lent GPU machine), else what git says."""
+    if os.environ.get("COOP_REVISION"):
+        return os.environ["COOP_REVISION"]
     try:
-        sha = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"],
-                             capture_output=True, text=True).stdout.strip()
+        inside = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"],
+                                capture_output=True, text=True)
+        if inside.returncode != 0:
+            return "unknown (no git checkout; set COOP_REVISION)"
         dirty = subprocess.run(["git", "-C", str(REPO), "status", "--porcelain", "--", "coop"],
                                capture_output=True, text=True).stdout.strip()
-        return (sha + (" + uncommitted changes to coop/" if dirty else "")) or "unknown"
+        return inside.stdout.strip() + (" + uncommitted changes to coop/" if dirty else "")
     except OSError:
-        return "unknown"
+        return "unknown (no git)"
 
 
 def fmt(value, digits=3):
