@@ -4,9 +4,9 @@ A block primitive asks for ``slots`` values of its value type (any supported typ
 scalars, complex, float16, bools, tuples). Compiled, the buffer is one static
 ``cuda.shared.array`` of 8-byte words per specialisation (as CUB's TempStorage), and
 ``store``/``load`` write and read slot ``i`` through a pointer of the value's own data
-type, so a tuple is one slot, not one array per element. ``temp_storage=`` lets a user
-pass a buffer of their own (any shared array holding at least ``scratch_bytes`` bytes),
-to share one allocation between primitives as CUB's TempStorage unions do.
+type, so a tuple is one slot, not one array per element. (``temp_storage=``, a user's
+buffer shared between primitives as CUB's TempStorage unions are, is still to come:
+``store``/``load`` already take any array.)
 
 Under the simulator, a buffer is a per-block object array (the simulator keys
 ``cuda.shared.array`` by source line, which would alias specialisations of different
@@ -23,6 +23,7 @@ from coop._core.backend import SIMULATOR, cuda
 from coop._core.specialize import device_function
 
 WORD = 8  # bytes per word of the backing array: aligns every value type coop supports
+MAX_BLOCK_THREADS = 1024  # scratch is sized for this when the block size is not given
 
 
 def slot_bytes(value_type):

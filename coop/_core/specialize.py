@@ -164,6 +164,28 @@ class Signature:
             )
         return width
 
+    def block_threads(self, ty, param="threads"):
+        """The optional compile-time block size (None if not given), 1 to 1024."""
+        if is_none(ty):
+            return None
+        count = self.constant_int(ty, param)
+        if not 1 <= count <= 1024:
+            raise self.error(param, f"must be from 1 to 1024 (a CUDA block's limit), got {count}")
+        return count
+
+    def choice(self, ty, param, choices):
+        """A constant string naming one of ``choices`` (an algorithm)."""
+        if isinstance(ty, types.Omitted):
+            ty = ty.value
+        if isinstance(ty, types.StringLiteral):
+            ty = ty.literal_value
+        valid = ", ".join(map(repr, choices))
+        if not isinstance(ty, str):
+            raise self.error(param, f"must be a constant string, one of {valid}; got {ty}")
+        if ty not in choices:
+            raise self.error(param, f"must be one of {valid}; got {ty!r}")
+        return ty
+
     def run_time_int(self, ty, param):
         """An optional integer that may vary at run time (``valid_items``); None if absent."""
         if is_none(ty):
@@ -204,6 +226,32 @@ class Signature:
         if item_type != dtype:
             raise self.error(param, f"must hold {dtype} items like the input, got {item_type}")
         return item_type
+
+    def constant_bool(self, ty, param):
+        if isinstance(ty, types.Omitted):
+            ty = ty.value
+        if isinstance(ty, bool):
+            return ty
+        if isinstance(ty, types.BooleanLiteral):
+            return bool(ty.literal_value)
+        raise self.error(param, f"must be a compile-time constant True or False, got {ty}")
+
+    def scan_input(self, value, output, return_aggregate):
+        """A scan's value, output and return_aggregate arguments:
+        (value type, is_items, with_aggregate)."""
+        dtype, is_items = self.value_or_items(value, "value")
+        if is_items:
+            if is_none(output):
+                raise self.error("output", "is required with an items array (it may be the input)")
+            self.output_items(output, "output", dtype)
+        elif not is_none(output):
+            raise self.error("output", "is only for items arrays; a one-value scan returns its result")
+        with_aggregate = self.constant_bool(return_aggregate, "return_aggregate")
+        if with_aggregate and is_items:
+            raise self.error(
+                "return_aggregate", "is only for one-value scans; items scans always return the aggregate"
+            )
+        return dtype, is_items, with_aggregate
 
     # -- operators -----------------------------------------------------------------------
 

@@ -31,17 +31,15 @@ no barrier to the caller: consecutive calls need none between them.
 import operator
 
 from coop._core.backend import cuda
-from coop._core.scratch import allocator, block_rank, loader, raking_slot, store, thread_count
+from coop._core.scratch import MAX_BLOCK_THREADS, allocator, block_rank, loader, raking_slot, store, thread_count
 from coop._core.shuffle import DOWN, FULL_MASK, has_warp_sum, shuffler, warp_sum
-from coop._core.specialize import Signature, device_function, is_function, is_none, primitive
+from coop._core.specialize import Signature, device_function, is_function, primitive
 from coop._core.values import converter, is_numeric_scalar
 from coop.ops import add
 from coop.thread import reduce_items
 from coop.warp.reduce import reduce_to_first_lane, reduce_to_first_lane_partial, reduce_valid_items
 
 __all__ = ["reduce", "sum", "all_reduce", "all_sum"]
-
-MAX_THREADS = 1024
 
 
 # -- algorithms: each thread's partial and the number of contributing threads -> total --
@@ -212,43 +210,19 @@ def thread_partial(is_items, partial):
 # -- specialisation ----------------------------------------------------------------------
 
 
-def block_size(sig, threads):
-    """(threads constant or None) from the optional ``threads=`` argument."""
-    if is_none(threads):
-        return None
-    count = sig.constant_int(threads, "threads")
-    if not 1 <= count <= MAX_THREADS:
-        raise sig.error("threads", f"must be from 1 to {MAX_THREADS} (a CUDA block's limit), got {count}")
-    return count
-
-
-def algorithm_name(sig, algorithm, choices):
-    from numba.cuda import types
-
-    if isinstance(algorithm, types.Omitted):
-        algorithm = algorithm.value
-    if isinstance(algorithm, types.StringLiteral):
-        algorithm = algorithm.literal_value
-    if not isinstance(algorithm, str):
-        raise sig.error("algorithm", f"must be a constant string, one of {', '.join(map(repr, choices))}; got {algorithm}")
-    if algorithm not in choices:
-        raise sig.error("algorithm", f"must be one of {', '.join(map(repr, choices))}; got {algorithm!r}")
-    return algorithm
-
-
 def _specialise_reduce(name, value, op, valid_items, threads, algorithm, to_all):
     sig = Signature(name)
     dtype, is_items = sig.value_or_items(value, "value")
     sig.operator(op, dtype)
     partial = sig.run_time_int(valid_items, "valid_items") is not None
-    block = block_size(sig, threads)
-    algorithm = algorithm_name(sig, algorithm, tuple(ALGORITHMS))
+    block = sig.block_threads(threads)
+    algorithm = sig.choice(algorithm, "algorithm", tuple(ALGORITHMS))
     reduce_block = ALGORITHMS[algorithm]
     prepare = thread_partial(is_items, partial)
     convert = converter(dtype)
     down = shuffler(DOWN, 32)
     load = loader(dtype)
-    slots = scratch_slots(algorithm, block or MAX_THREADS)
+    slots = scratch_slots(algorithm, block or MAX_BLOCK_THREADS)
     result_slot = slots - 1
     allocate = allocator(dtype, slots, owner=(name, algorithm))
     count_threads = thread_count(block)
@@ -285,8 +259,8 @@ def _specialise_sum(name, reduction, value, valid_items, threads, algorithm):
     dtype, _ = sig.value_or_items(value, "value")
     if not is_numeric_scalar(dtype):
         raise sig.error("value", f"must hold numbers to sum, got {dtype} (for bool use logical_or)")
-    block_size(sig, threads)  # checked here too, so that errors name the sum
-    algorithm_name(sig, algorithm, tuple(ALGORITHMS))
+    sig.block_threads(threads)  # checked here too, so that errors name the sum
+    sig.choice(algorithm, "algorithm", tuple(ALGORITHMS))
 
     def impl(value, valid_items=None, threads=None, algorithm="warp_reductions"):
         return reduction(value, add, valid_items, threads, algorithm)

@@ -45,11 +45,10 @@ Barriers: each call synchronises the block internally and leaves none to the cal
 """
 
 from coop._core.backend import cuda
-from coop._core.scratch import allocator, block_rank, loader, raking_slot, store, thread_count
+from coop._core.scratch import MAX_BLOCK_THREADS, allocator, block_rank, loader, raking_slot, store, thread_count
 from coop._core.shuffle import FULL_MASK, IDX, UP, shuffler
 from coop._core.specialize import Signature, device_function, is_none, primitive
 from coop._core.values import converter, is_numeric_scalar
-from coop.block.reduce import MAX_THREADS, algorithm_name, block_size
 from coop.ops import add
 from coop.thread import (
     exclusive_scan_items,
@@ -218,19 +217,10 @@ def value_partial(value, op, convert):
 
 
 def _specialise_scan(sig, value, op, initial, output, prefix_op, prefix_state, threads, algorithm, return_aggregate, exclusive):
-    dtype, is_items = sig.value_or_items(value, "value")
-    if is_items:
-        if is_none(output):
-            raise sig.error("output", "is required with an items array (it may be the input)")
-        sig.output_items(output, "output", dtype)
-    elif not is_none(output):
-        raise sig.error("output", "is only for items arrays; a one-value scan returns its result")
+    dtype, is_items, with_aggregate = sig.scan_input(value, output, return_aggregate)
     sig.operator(op, dtype)
-    block = block_size(sig, threads)
-    algorithm = algorithm_name(sig, algorithm, tuple(ALGORITHMS))
-    with_aggregate = _constant_bool(sig, return_aggregate, "return_aggregate")
-    if with_aggregate and is_items:
-        raise sig.error("return_aggregate", "is only for one-value scans; items scans always return the aggregate")
+    block = sig.block_threads(threads)
+    algorithm = sig.choice(algorithm, "algorithm", tuple(ALGORITHMS))
     has_initial = not is_none(initial)
     has_callback = _check_callback(sig, prefix_op, prefix_state, dtype)
     if has_initial and has_callback:
@@ -239,7 +229,7 @@ def _specialise_scan(sig, value, op, initial, output, prefix_op, prefix_state, t
     convert = converter(dtype)
     up, idx = shuffler(UP, 32), shuffler(IDX, 32)
     load = loader(dtype)
-    max_threads = block or MAX_THREADS
+    max_threads = block or MAX_BLOCK_THREADS
     slots = scratch_slots(algorithm, max_threads)
     allocate = allocator(dtype, slots, owner=(sig.primitive, algorithm))
     count_threads = thread_count(block)
@@ -382,8 +372,8 @@ def _check_summable(sig, value, prefix_op, prefix_state, threads, algorithm):
     if not is_numeric_scalar(dtype):
         raise sig.error("value", f"must hold numbers to sum, got {dtype} (for bool use logical_or)")
     _check_callback(sig, prefix_op, prefix_state, dtype)
-    block_size(sig, threads)
-    algorithm_name(sig, algorithm, tuple(ALGORITHMS))
+    sig.block_threads(threads)
+    sig.choice(algorithm, "algorithm", tuple(ALGORITHMS))
     return dtype
 
 
@@ -432,15 +422,3 @@ def exclusive_sum(value, output=None, prefix_op=None, prefix_state=None, threads
             return exclusive_scan(value, add, None, output, prefix_op, prefix_state, threads, algorithm, return_aggregate)
 
     return impl
-
-
-def _constant_bool(sig, ty, param):
-    from numba.cuda import types
-
-    if isinstance(ty, types.Omitted):
-        ty = ty.value
-    if isinstance(ty, bool):
-        return ty
-    if isinstance(ty, types.BooleanLiteral):
-        return bool(ty.literal_value)
-    raise sig.error(param, f"must be a compile-time constant True or False, got {ty}")

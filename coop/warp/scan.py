@@ -121,32 +121,9 @@ def exclusive_scan_warp_items_unseeded(items, output, op, convert, up, idx, widt
 
 def _scan_arguments(sig, value, output, op, width, return_aggregate):
     """Common checks: (dtype, is_items, lanes, with_aggregate)."""
-    dtype, is_items = sig.value_or_items(value, "value")
-    if is_items:
-        if is_none(output):
-            raise sig.error("output", "is required with an items array (it may be the input)")
-        sig.output_items(output, "output", dtype)
-    elif not is_none(output):
-        raise sig.error("output", "is only for items arrays; a one-value scan returns its result")
-    if op is not None:
-        sig.operator(op, dtype)
-    lanes = sig.width(width)
-    with_aggregate = _constant_bool(sig, return_aggregate, "return_aggregate")
-    if with_aggregate and is_items:
-        raise sig.error("return_aggregate", "is only for one-value scans; items scans always return the aggregate")
-    return dtype, is_items, lanes, with_aggregate
-
-
-def _constant_bool(sig, ty, param):
-    from numba.cuda import types
-
-    if isinstance(ty, types.Omitted):
-        ty = ty.value
-    if isinstance(ty, bool):
-        return ty
-    if isinstance(ty, types.BooleanLiteral):
-        return bool(ty.literal_value)
-    raise sig.error(param, f"must be a compile-time constant True or False, got {ty}")
+    dtype, is_items, with_aggregate = sig.scan_input(value, output, return_aggregate)
+    sig.operator(op, dtype)
+    return dtype, is_items, sig.width(width), with_aggregate
 
 
 @primitive("coop.warp.inclusive_scan")
@@ -249,11 +226,10 @@ def exclusive_scan(value, op, initial=None, output=None, width=32, return_aggreg
 
 def _specialise_sum(name, scan, value, output, width, return_aggregate, exclusive):
     sig = Signature(name)
-    dtype, is_items = sig.value_or_items(value, "value")
+    dtype, is_items, with_aggregate = sig.scan_input(value, output, return_aggregate)
     if not is_numeric_scalar(dtype):
         raise sig.error("value", f"must hold numbers to sum, got {dtype} (for bool use logical_or)")
     lanes = sig.width(width)
-    with_aggregate = _constant_bool(sig, return_aggregate, "return_aggregate")
     zero = converter(dtype)
     # The sum forwards to the general scan, with the constants it was specialised for.
     if exclusive and is_items:
