@@ -72,6 +72,20 @@ def exclusive_scan_items(items, output, op, convert, initial):
     return running
 
 
+@device_function
+def exclusive_scan_items_unseeded(items, output, op, convert):
+    """Exclusive scan with no seed, for the first thread of a warp or block scanned
+    without an initial value: ``output[0]`` is unspecified (it gets ``items[0]``) and
+    ``output[i]`` is ``op`` over ``items[0..i-1]``. Returns the inclusive total."""
+    running = items[0]
+    output[0] = running
+    for i in range(1, len(items)):
+        item = items[i]  # read before writing: output may be items
+        output[i] = running
+        running = convert(op(running, item))
+    return running
+
+
 def _sum_type(sig, ty, param):
     if not is_numeric_scalar(ty):
         raise sig.error(param, f"must hold numbers to sum, got {ty} (for bool use logical_or)")

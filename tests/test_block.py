@@ -376,6 +376,33 @@ def test_constant_threads_every_algorithm(algorithm):
             assert_equal_exact(x, expected, f"{algorithm} exclusive scan {shape}")
 
 
+@pytest.mark.parametrize("algorithm", SCAN_ALGORITHMS)
+def test_exclusive_scan_without_initial(algorithm):
+    """Without initial or callback, every result but thread 0's first is defined, also
+    for an operator that is not idempotent."""
+    ALG = algorithm
+
+    @jit_any_block
+    def kernel(x, values, items_out):
+        g = global_rank()
+        values[g] = coop.block.exclusive_scan(x[g], operator.add, algorithm=ALG)
+        items = cuda.local.array(3, np.int64)
+        for i in range(3):
+            items[i] = x[g] + i
+        coop.block.exclusive_scan(items, operator.add, output=items, algorithm=ALG)
+        for i in range(3):
+            items_out[3 * g + i] = items[i]
+
+    for shape in [33, (16, 4)]:
+        threads = size(shape)
+        x = integer_valued(np.int64, threads, np.random.default_rng(8), -50, 50)
+        values, items_out = np.zeros(threads, np.int64), np.zeros(3 * threads, np.int64)
+        kernel[1, shape](x, values, items_out)
+        assert_equal_exact(values[1:], (np.cumsum(x) - x)[1:], f"{algorithm} values {shape}")
+        flat = np.ravel(np.stack([x, x + 1, x + 2], axis=1))
+        assert_equal_exact(items_out[1:], (np.cumsum(flat) - flat)[1:], f"{algorithm} items {shape}")
+
+
 # -- running scans, consecutive calls, order, determinism --------------------------------
 
 

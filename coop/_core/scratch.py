@@ -27,25 +27,11 @@ MAX_BLOCK_THREADS = 1024  # scratch is sized for this when the block size is not
 
 
 def slot_bytes(value_type):
-    """Bytes one slot of ``value_type`` takes (its ABI size in memory)."""
-    if SIMULATOR:
-        return _simulated_bytes(value_type)
+    """Bytes one compiled slot of ``value_type`` takes (its ABI size in memory)."""
     from numba.cuda.descriptor import cuda_target
 
     context = cuda_target.target_context
     return context.get_abi_sizeof(context.get_data_type(value_type))
-
-
-def _simulated_bytes(value_type):
-    if isinstance(value_type, types.BaseTuple):
-        return sum(_simulated_bytes(t) for t in value_type)
-    from numba.cuda.np.numpy_support import as_dtype
-
-    return max(as_dtype(value_type).itemsize, 1)
-
-
-def scratch_words(value_type, slots):
-    return -(-slot_bytes(value_type) * slots // WORD)
 
 
 def allocator(value_type, slots, owner):
@@ -53,7 +39,6 @@ def allocator(value_type, slots, owner):
     primitive's implementation and pass the buffer down: Numba does not let a function
     return an array it did not receive. ``owner`` names the primitive and algorithm (it
     only matters under the simulator, below)."""
-    words = scratch_words(value_type, slots)
     if SIMULATOR:
         # Keyed by primitive, algorithm and size, not by specialisation: under the
         # simulator, threads of one call can reach different specialisations (a Python
@@ -72,6 +57,8 @@ def allocator(value_type, slots, owner):
 
     from numba.cuda.cudadrv import nvvm
     from numba.cuda.cudaimpl import _generic_array, _get_unique_smem_id
+
+    words = -(-slot_bytes(value_type) * slots // WORD)
 
     buffer_type = types.Array(types.uint64, 1, "C")
 

@@ -52,6 +52,7 @@ from coop._core.values import converter, is_numeric_scalar
 from coop.ops import add
 from coop.thread import (
     exclusive_scan_items,
+    exclusive_scan_items_unseeded,
     inclusive_scan_items,
     inclusive_scan_items_with_prefix,
     reduce_items,
@@ -206,8 +207,10 @@ def finish_inclusive_items(items, output, op, convert, prefix, has_prefix):
 
 @device_function
 def finish_exclusive_items(items, output, op, convert, prefix, has_prefix):
-    # without a prefix (rank 0, unseeded), the first result is unspecified: items[0]
-    exclusive_scan_items(items, output, op, convert, prefix if has_prefix else items[0])
+    if has_prefix:
+        exclusive_scan_items(items, output, op, convert, prefix)
+    else:  # rank 0 of an unseeded scan
+        exclusive_scan_items_unseeded(items, output, op, convert)
     return prefix
 
 

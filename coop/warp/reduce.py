@@ -279,7 +279,7 @@ def _specialise_segmented(name, value, flag, op, width, head_segmented):
     dtype, is_items = sig.value_or_items(value, "value")
     if is_items:
         raise sig.error("value", "must be one value per lane (items arrays are not segmented)")
-    flag_type = types.unliteral(flag) if not isinstance(flag, bool) else types.boolean
+    flag_type = types.unliteral(flag)
     if not isinstance(flag_type, (types.Boolean, types.Integer)):
         raise sig.error("flag", f"must be a bool or an integer, got {flag}")
     sig.operator(op, dtype)

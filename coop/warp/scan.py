@@ -22,6 +22,7 @@ from coop._core.specialize import Signature, device_function, is_none, primitive
 from coop._core.values import converter, is_numeric_scalar
 from coop.thread import (
     exclusive_scan_items,
+    exclusive_scan_items_unseeded,
     inclusive_scan_items,
     inclusive_scan_items_with_prefix,
     reduce_items,
@@ -103,16 +104,10 @@ def exclusive_scan_warp_items_unseeded(items, output, op, convert, up, idx, widt
     _, exclusive, aggregate = scan_lanes(
         reduce_items(items, op, convert), op, convert, up, idx, width
     )
-    prefix = items[0] if lane == 0 else exclusive
     if lane == 0:
-        running = items[0]
-        for i in range(1, len(items)):
-            item = items[i]
-            output[i] = running
-            running = convert(op(running, item))
-        output[0] = prefix
+        exclusive_scan_items_unseeded(items, output, op, convert)
     else:
-        exclusive_scan_items(items, output, op, convert, prefix)
+        exclusive_scan_items(items, output, op, convert, exclusive)
     return aggregate
 
 
