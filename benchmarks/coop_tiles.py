@@ -270,17 +270,19 @@ def check_scan(d_out, host, tile):
     return f"FAILED: {bad} wrong prefixes in 3 spot-checked tiles" if bad else "ok"
 
 
-def time_all(directory, log2n):
+def time_all(directory, log2n, only=None, dtypes=DTYPES):
     import numpy as np
 
     cuda, _ = import_cuda()
     n = 1 << log2n
     generate(directory)
-    for dtype in DTYPES:
+    for dtype in dtypes:
         host = pattern(n, dtype)
         d_in = cuda.to_device(host)
         d_out = cuda.device_array(n, dtype=np.dtype(dtype))
         for threads, items in CONFIGS:
+            if only and f"{threads}x{items}" != only:
+                continue
             module = load_module(directory, dtype, threads, items)
             tile = threads * items
             tiles = n // tile
@@ -388,6 +390,8 @@ def main(argv=None):
     p = sub.add_parser("time", help="throughput of every kernel")
     p.add_argument("dir")
     p.add_argument("--log2n", type=int, default=28)
+    p.add_argument("--only", metavar="THREADSxITEMS", help="time one configuration (profiling)")
+    p.add_argument("--dtype", choices=DTYPES, help="time one dtype (profiling)")
     p = sub.add_parser("compile", help="compile time of the named kernels")
     p.add_argument("dir")
     p.add_argument("--phase", choices=("cold", "cached"), required=True)
@@ -401,7 +405,7 @@ def main(argv=None):
     elif args.command == "info":
         info()
     elif args.command == "time":
-        time_all(args.dir, args.log2n)
+        time_all(args.dir, args.log2n, args.only, (args.dtype,) if args.dtype else DTYPES)
     elif args.command == "compile":
         compile_times(args.dir, args.phase, args.kernels)
     elif args.command == "ptx":

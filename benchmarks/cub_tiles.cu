@@ -1,7 +1,7 @@
 // CUB side of the coop-vs-CUB tile benchmark (benchmarks/run.py builds and runs it).
 //
 //   nvcc -O3 -std=c++17 -arch=sm_90 -I$CCCL_INCLUDE benchmarks/cub_tiles.cu -o cub_tiles
-//   ./cub_tiles [log2_elements]        (default 28)
+//   ./cub_tiles [log2_elements [THREADSxITEMS]]   (default 28, every configuration)
 //
 // For int32 and float32 and each THREADS x ITEMS configuration, two tile kernels, the
 // same as benchmarks/coop_tiles.py writes with coop (only the collective differs):
@@ -118,7 +118,10 @@ template <typename T> struct Buffers {
   T* out = nullptr;
 };
 
+static const char* only_config = nullptr;  // "THREADSxITEMS": run just that one (profiling)
+
 template <typename T, int THREADS, int ITEMS> static void run_config(Buffers<T>& b) {
+  if (only_config && std::to_string(THREADS) + "x" + std::to_string(ITEMS) != only_config) return;
   const int tile = THREADS * ITEMS;
   const long long tiles = b.n / tile;
   const char* dtype = Name<T>::get();
@@ -197,9 +200,10 @@ template <typename T> static void run_dtype(long long n) {
 int main(int argc, char** argv) {
   int log2n = argc > 1 ? std::atoi(argv[1]) : 28;
   if (log2n < 13 || log2n > 30) {
-    std::fprintf(stderr, "usage: %s [log2_elements, 13..30]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s [log2_elements, 13..30 [THREADSxITEMS]]\n", argv[0]);
     return 2;
   }
+  if (argc > 2) only_config = argv[2];
   const long long n = 1LL << log2n;  // a multiple of every tile (at most 4096 items)
 
   int dev = 0, driver = 0, runtime = 0;

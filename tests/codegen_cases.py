@@ -427,10 +427,68 @@ def called_on_host():
     return coop.warp.sum(1)
 
 
+# -- temp_storage and arrays too small (coop._core.misuse) --------------------------------
+
+TEMP_BYTES = max(
+    coop.block.exclusive_sum.temp_storage_bytes(np.int32, 128),
+    coop.block.all_reduce.temp_storage_bytes(np.int32, 128, algorithm="raking"),
+)
+SMALL_TEMP_BYTES = TEMP_BYTES // 4
+
+
+@case("block-temp-storage-shared", (types.int32[::1], types.int32[::1]))
+def block_temp_storage_shared(x, out):
+    temp = cuda.shared.array(TEMP_BYTES, np.uint8, alignment=8)
+    i = cuda.grid(1)
+    items = cuda.local.array(4, np.int32)
+    for k in range(4):
+        items[k] = x[i * 4 + k]
+    total = coop.block.exclusive_sum(items, items, threads=128, temp_storage=temp)
+    top = coop.block.all_reduce(items[3], coop.ops.max, threads=128, algorithm="raking", temp_storage=temp)
+    for k in range(4):
+        out[i * 4 + k] = items[k] + total - top
+
+
+@misuse(
+    "output-too-short",
+    (types.int32[::1], types.int32[::1]),
+    "coop_error__coop_block_inclusive_scan__output_too_short",
+)
+def output_too_short(x, out):
+    items = cuda.local.array(4, np.int32)
+    shorter = cuda.local.array(3, np.int32)
+    for k in range(4):
+        items[k] = x[k]
+    coop.block.inclusive_scan(items, operator.add, shorter)
+    out[0] = shorter[2]
+
+
+@misuse(
+    "temp-storage-too-small",
+    (types.int32[::1], types.int32[::1]),
+    "coop_error__coop_block_exclusive_sum__temp_storage_too_small",
+)
+def temp_storage_too_small(x, out):
+    temp = cuda.shared.array(SMALL_TEMP_BYTES, np.uint8, alignment=8)
+    i = cuda.grid(1)
+    out[i] = coop.block.exclusive_sum(x[i], threads=128, temp_storage=temp)
+
+
+@misuse(
+    "temp-storage-not-an-array",
+    (types.int32[::1], types.int32[::1]),
+    "coop.block.sum: temp_storage must be a 1-D shared array of numbers",
+)
+def temp_storage_not_an_array(x, out):
+    i = cuda.grid(1)
+    out[i] = coop.block.sum(x[i], temp_storage=3)
+
+
 # -- compiling ---------------------------------------------------------------------------
 
 LOCAL_MEMORY = re.compile(r"\.local\b|__local_depot")
 CALL = re.compile(r"^\s*call(\.uni)?\b", re.MULTILINE)
+LINK_ERROR = re.compile(r"\.extern \.func (coop_error__\w+)")
 
 
 def install_device_stand_in():
@@ -455,6 +513,7 @@ def compile_case(name):
         "local_memory": bool(LOCAL_MEMORY.search(ptx)),
         "calls": len(CALL.findall(ptx)),
         "shuffles": ptx.count("shfl.sync"),
+        "link_errors": LINK_ERROR.findall(ptx),
     }
 
 
@@ -464,7 +523,12 @@ def compile_misuse(name):
         if sig is None:
             fn()
         else:
-            cuda.compile_ptx(fn, sig, cc=(9, 0))
+            ptx, _ = cuda.compile_ptx(fn, sig, cc=(9, 0))
+            # arrays too small for a call survive as undefined functions (coop._core.misuse):
+            # the kernel would fail to link, naming them
+            undefined = LINK_ERROR.findall(ptx)
+            if undefined:
+                return {"error": f"undefined at link time: {', '.join(undefined)}"}
     except Exception as exc:  # the message is what is checked
         return {"error": f"{type(exc).__name__}: {exc}"}
     return {"error": None}

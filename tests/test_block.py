@@ -549,3 +549,104 @@ def test_float_sums_are_bitwise_identical_across_runs():
         kernel[64, 256](x, sums, scans)
         runs.append((sums.view(np.uint32), scans.view(np.uint32)))
     assert np.array_equal(runs[0][0], runs[1][0]) and np.array_equal(runs[0][1], runs[1][1])
+
+
+# -- temp_storage: one caller's shared array for several primitives ------------------------
+
+
+@pytest.mark.parametrize("reduce_algorithm,scan_algorithm", zip(REDUCE_ALGORITHMS, SCAN_ALGORITHMS))
+def test_temp_storage_shared_between_primitives(reduce_algorithm, scan_algorithm):
+    """One shared array, sized on the host as the largest need, serves a scan, a sum, an
+    all_reduce of tuples and another scan back to back, without barriers in between."""
+    THREADS, N, RA, SA = 96, 3, reduce_algorithm, scan_algorithm
+    BYTES = max(
+        coop.block.exclusive_sum.temp_storage_bytes(np.int32, THREADS, algorithm=SA),
+        coop.block.sum.temp_storage_bytes(np.int32, THREADS, algorithm=RA),
+        coop.block.all_reduce.temp_storage_bytes((np.int32, np.int64), THREADS, algorithm=RA),
+        coop.block.inclusive_scan.temp_storage_bytes(np.int32, THREADS, algorithm=SA),
+    )
+    load = load_items(N, np.int32)
+
+    @jit_any_block
+    def kernel(x, scans, totals):
+        temp = cuda.shared.array(BYTES, np.uint8, alignment=8)
+        g = global_rank()
+        items = cuda.local.array(N, np.int32)
+        load(x, g, items)
+        total = coop.block.exclusive_sum(items, items, threads=THREADS, algorithm=SA, temp_storage=temp)
+        summed = coop.block.sum(items, threads=THREADS, algorithm=RA, temp_storage=temp)
+        best = coop.block.all_reduce((items[N - 1], g), coop.ops.argmax, threads=THREADS,
+                                     algorithm=RA, temp_storage=temp)
+        coop.block.inclusive_scan(items, operator.add, items, threads=THREADS, algorithm=SA, temp_storage=temp)
+        for i in range(N):
+            scans[g * N + i] = items[i]
+        totals[g, 0] = total
+        totals[g, 1] = best[0]
+        totals[g, 2] = best[1]
+        if cuda.threadIdx.x == 0:
+            totals[g, 3] = summed
+
+    rng = np.random.default_rng(11)
+    x = rng.integers(0, 5, THREADS * N * BLOCKS).astype(np.int32)
+    scans = np.zeros_like(x)
+    totals = np.zeros((THREADS * BLOCKS, 4), np.int64)
+    kernel[BLOCKS, THREADS](x, scans, totals)
+    for b, tile in enumerate(tiles_of(x, THREADS, N)):
+        exclusive = np.cumsum(tile) - tile
+        rows = totals[b * THREADS : (b + 1) * THREADS]
+        assert_equal_exact(rows[:, 0], np.full(THREADS, tile.sum()), "exclusive_sum aggregate")
+        assert rows[0, 3] == exclusive.sum(), "sum of the exclusive scan"
+        last = exclusive[N - 1 :: N]  # each thread's last item after the scan
+        winner = int(np.argmax(last))  # argmax keeps the first of equal values
+        assert_equal_exact(rows[:, 1], np.full(THREADS, last[winner]), "argmax value")
+        assert_equal_exact(rows[:, 2], np.full(THREADS, b * THREADS + winner), "argmax index")
+        assert_equal_exact(scans[b * THREADS * N : (b + 1) * THREADS * N], np.cumsum(exclusive), "scan of the scan")
+
+
+def test_temp_storage_bytes_cover_every_type():
+    """Sizes in whole 8-byte words, growing with the value type and the block size."""
+    sizes = [coop.block.reduce.temp_storage_bytes(t, 256, algorithm="raking")
+             for t in (np.int8, np.float32, np.complex128, (np.float32, np.int64))]
+    assert all(s % 8 == 0 for s in sizes) and sizes == sorted(sizes)
+    assert coop.block.exclusive_scan.temp_storage_bytes(np.int32, 1024) > coop.block.exclusive_scan.temp_storage_bytes(np.int32, 32)
+    with pytest.raises(Exception, match="threads must be from 1 to 1024"):
+        coop.block.sum.temp_storage_bytes(np.int32, 2048)
+
+
+# -- arrays too small for the call: rejected before the kernel runs ------------------------
+
+
+def _too_small_kernels():
+    @cuda.jit
+    def short_output(x, out):
+        items = cuda.local.array(4, np.int32)
+        shorter = cuda.local.array(3, np.int32)
+        for i in range(4):
+            items[i] = x[i]
+        coop.block.inclusive_sum(items, shorter, threads=32)
+        out[0] = shorter[0]
+
+    BYTES = coop.block.all_sum.temp_storage_bytes(np.int32, 64) - 8
+
+    @cuda.jit
+    def small_temp_storage(x, out):
+        temp = cuda.shared.array(BYTES, np.uint8, alignment=8)
+        out[0] = coop.block.all_sum(x[cuda.threadIdx.x], threads=64, temp_storage=temp)
+
+    return [
+        (short_output, 32, "coop_error__coop_block_inclusive_sum__output_too_short",
+         "coop.block.inclusive_sum: output holds 3 items, it needs at least 4"),
+        (small_temp_storage, 64, "coop_error__coop_block_all_sum__temp_storage_too_small",
+         "coop.block.all_sum: temp_storage holds"),
+    ]
+
+
+@pytest.mark.parametrize("case", range(2))
+def test_arrays_too_small_are_rejected(case):
+    """On the GPU the kernel fails to link, naming primitive and parameter; under the
+    simulator the call raises with the full message."""
+    kernel, threads, symbol, message = _too_small_kernels()[case]
+    x, out = np.ones(64, np.int32), np.zeros(1, np.int32)
+    with pytest.raises(Exception) as error:
+        kernel[1, threads](x, out)
+    assert (symbol if ON_GPU else message) in str(error.value)

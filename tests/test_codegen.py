@@ -53,6 +53,7 @@ def test_registers_only(compiled, name):
     assert result["error"] is None, f"{name} failed to compile: {result['error']}"
     assert not result["local_memory"], f"{name}: PTX uses local memory"
     assert result["calls"] == 0, f"{name}: PTX makes {result['calls']} calls"
+    assert not result["link_errors"], f"{name}: size checks failed: {result['link_errors']}"
     if name.startswith("warp"):
         assert result["shuffles"] > 0, f"{name}: no shfl.sync in PTX"
 

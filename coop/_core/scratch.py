@@ -4,9 +4,11 @@ A block primitive asks for ``slots`` values of its value type (any supported typ
 scalars, complex, float16, bools, tuples). Compiled, the buffer is one static
 ``cuda.shared.array`` of 8-byte words per specialisation (as CUB's TempStorage), and
 ``store``/``load`` write and read slot ``i`` through a pointer of the value's own data
-type, so a tuple is one slot, not one array per element. (``temp_storage=``, a user's
-buffer shared between primitives as CUB's TempStorage unions are, is still to come:
-``store``/``load`` already take any array.)
+type, so a tuple is one slot, not one array per element.
+
+``temp_storage=`` (any primitive with scratch takes it) replaces that buffer by the
+caller's shared array, so that several primitives can share one, as CUB's TempStorage
+unions do; ``storage`` below decides which buffer a specialisation uses.
 
 Under the simulator, a buffer is a per-block object array (the simulator keys
 ``cuda.shared.array`` by source line, which would alias specialisations of different
@@ -17,6 +19,8 @@ import functools
 
 import numpy as np
 from numba.cuda import types
+from llvmlite import ir
+from numba.cuda import cgutils
 from numba.cuda.extending import intrinsic
 
 from coop._core.backend import SIMULATOR, cuda
@@ -26,19 +30,41 @@ WORD = 8  # bytes per word of the backing array: aligns every value type coop su
 MAX_BLOCK_THREADS = 1024  # scratch is sized for this when the block size is not given
 
 
-def slot_bytes(value_type):
-    """Bytes one compiled slot of ``value_type`` takes (its ABI size in memory)."""
-    from numba.cuda.descriptor import cuda_target
+def _size_and_alignment(value_type):
+    """Bytes and alignment of ``value_type`` in memory, as Numba lays it out (LLVM's data
+    layout: scalars aligned to their size, bools one byte, complex and tuples as C
+    structs). Computed here, not asked of the CUDA target, so that the simulator and
+    host code (``temp_storage_bytes``) get the same sizes as compiled code."""
+    if isinstance(value_type, types.BaseTuple):
+        size, alignment = 0, 1
+        for member in value_type.types:
+            member_size, member_alignment = _size_and_alignment(member)
+            size = -(-size // member_alignment) * member_alignment + member_size
+            alignment = max(alignment, member_alignment)
+        return -(-size // alignment) * alignment, alignment
+    if isinstance(value_type, types.Boolean):
+        return 1, 1
+    if isinstance(value_type, types.Complex):
+        return value_type.bitwidth // 8, value_type.bitwidth // 16
+    return value_type.bitwidth // 8, value_type.bitwidth // 8
 
-    context = cuda_target.target_context
-    return context.get_abi_sizeof(context.get_data_type(value_type))
+
+def slot_bytes(value_type):
+    """Bytes one slot of ``value_type`` takes."""
+    return _size_and_alignment(value_type)[0]
+
+
+def scratch_bytes(value_type, slots):
+    """Bytes of a scratch buffer of ``slots`` values, in whole 8-byte words."""
+    return -(-slot_bytes(value_type) * slots // WORD) * WORD
 
 
 def allocator(value_type, slots, owner):
-    """A function returning this specialisation's scratch buffer. Call it in the
-    primitive's implementation and pass the buffer down: Numba does not let a function
-    return an array it did not receive. ``owner`` names the primitive and algorithm (it
-    only matters under the simulator, below)."""
+    """A function ``allocate(unused)`` returning this specialisation's scratch buffer
+    (``unused``: the omitted ``temp_storage``). Being an intrinsic, it may be called from
+    a device function that returns the buffer, which Numba forbids for an array the
+    function creates itself. ``owner`` names the primitive and algorithm (it only
+    matters under the simulator, below)."""
     if SIMULATOR:
         # Keyed by primitive, algorithm and size, not by specialisation: under the
         # simulator, threads of one call can reach different specialisations (a Python
@@ -46,7 +72,7 @@ def allocator(value_type, slots, owner):
         # of one primitive and algorithm are safe on one buffer, as on the GPU.
         key = ("coop.scratch", owner, slots)
 
-        def allocate():
+        def allocate(unused):
             allocations = cuda.shared._allocations  # per launch; blocks run one at a time
             buffer = allocations.get(key)
             if buffer is None:
@@ -58,12 +84,12 @@ def allocator(value_type, slots, owner):
     from numba.cuda.cudadrv import nvvm
     from numba.cuda.cudaimpl import _generic_array, _get_unique_smem_id
 
-    words = -(-slot_bytes(value_type) * slots // WORD)
+    words = scratch_bytes(value_type, slots) // WORD
 
     buffer_type = types.Array(types.uint64, 1, "C")
 
     @intrinsic
-    def allocate(typingctx):
+    def allocate(typingctx, unused):
         def codegen(context, builder, sig, args):
             # what cuda.shared.array(words, np.uint64) lowers to: one static allocation
             # wherever this is lowered, i.e. once per specialisation of the primitive
@@ -78,9 +104,48 @@ def allocator(value_type, slots, owner):
                 alignment=None,
             )
 
-        return buffer_type(), codegen
+        return buffer_type(unused), codegen
 
     return allocate
+
+
+def storage(sig, temp_storage, value_type, slots, owner):
+    """Where a block primitive keeps its scratch of ``slots`` values of ``value_type``:
+    ``(buffer, lead_barrier)``.
+
+    ``buffer(temp_storage)`` is a device function giving the array to use: the
+    primitive's own static buffer (see ``allocator``) when the caller passed no
+    ``temp_storage``, else the caller's array, checked to hold ``scratch_bytes`` bytes
+    (see ``coop._core.misuse``). ``lead_barrier`` is True with a caller's buffer: other
+    primitives may have used it just before, so the primitive must wait for every
+    thread to be done with it before writing (a buffer of its own is reused only by
+    calls of the same specialisation, whose access pattern the primitive knows)."""
+    from coop._core.misuse import size_check
+
+    if sig.temp_storage(temp_storage) is None:
+        return allocator(value_type, slots, owner), False
+
+    needed = scratch_bytes(value_type, slots)
+    check = size_check(sig.primitive, "temp_storage", unit="bytes")
+    if SIMULATOR:
+        # Slots hold Python values under the simulator: a shadow object array per user
+        # array, shared by every primitive given that array, as the array would be.
+        def shadow(temp_storage):
+            check(temp_storage, needed)
+            key = ("coop.temp_storage", id(temp_storage))
+            allocations = cuda.shared._allocations
+            buffer = allocations.get(key)
+            if buffer is None:
+                buffer = allocations.setdefault(key, np.empty(temp_storage.nbytes, dtype=object))
+            return buffer
+
+        return shadow, True
+
+    def users_buffer(temp_storage):
+        check(temp_storage, needed)
+        return temp_storage
+
+    return device_function(users_buffer), True
 
 
 if SIMULATOR:
@@ -137,14 +202,43 @@ else:
         return load
 
 
-@device_function
-def block_rank():
-    """Linear rank of the calling thread in its block (x fastest, as CUB)."""
-    return (
-        cuda.threadIdx.x
-        + cuda.threadIdx.y * cuda.blockDim.x
-        + cuda.threadIdx.z * cuda.blockDim.x * cuda.blockDim.y
-    )
+if SIMULATOR:
+
+    def block_rank():
+        """Linear rank of the calling thread in its block (x fastest, as CUB)."""
+        return (
+            cuda.threadIdx.x
+            + cuda.threadIdx.y * cuda.blockDim.x
+            + cuda.threadIdx.z * cuda.blockDim.x * cuda.blockDim.y
+        )
+
+else:
+
+    @intrinsic
+    def _block_rank(typingctx):
+        def codegen(context, builder, sig, args):
+            # 32-bit unsigned arithmetic, widened with zext: Numba would compute in signed
+            # 64-bit, and every rank / 32, % 32 and raking-slot division after it would
+            # carry sign fix-ups and 64-bit multiplies (CUB computes in 32 bits).
+            i32 = ir.IntType(32)
+
+            def special(name):
+                fn = cgutils.get_or_insert_function(
+                    builder.module, ir.FunctionType(i32, []), f"llvm.nvvm.read.ptx.sreg.{name}"
+                )
+                return builder.call(fn, [])
+
+            z_rows = builder.mul(special("tid.z"), special("ntid.y"), flags=["nuw"])
+            row = builder.add(z_rows, special("tid.y"), flags=["nuw"])
+            rank = builder.add(builder.mul(row, special("ntid.x"), flags=["nuw"]), special("tid.x"), flags=["nuw"])
+            return builder.zext(rank, ir.IntType(64))
+
+        return types.int64(), codegen
+
+    @device_function
+    def block_rank():
+        """Linear rank of the calling thread in its block (x fastest, as CUB)."""
+        return _block_rank()
 
 
 @device_function

@@ -48,14 +48,18 @@ lanes waiting for it stop with the simulator's abort (as ``syncthreads`` does) a
 launch reports that thread's error.
 """
 
+import sys
 import threading
 import time
+import traceback
 import weakref
 
 import numpy as np
 from numba.cuda.simulator import kernel as _sim_kernel
 from numba.cuda.simulator.kernel import BlockThread
-from numba.cuda.simulator.kernelapi import FakeCUDAModule
+from numba.cuda import types
+from numba.cuda.np import numpy_support
+from numba.cuda.simulator.kernelapi import FakeCUDALocal, FakeCUDAModule, FakeCUDAShared
 
 __all__ = [
     "DEADLOCK_TIMEOUT_S",
@@ -642,6 +646,37 @@ for _name in _INTRINSIC_NAMES[4:]:
         _method.__doc__ = globals()[_name].__doc__
 del _name, _method
 
+def _check_alignment(alignment):
+    if alignment is not None and (not isinstance(alignment, int) or alignment <= 0 or alignment & (alignment - 1)):
+        raise ValueError(f"alignment must be a positive power of two, got {alignment!r}")
+
+
+def _local_array(self, shape, dtype, alignment=None):
+    """``cuda.local.array`` accepting ``alignment=`` as compiled code does (NumPy's
+    allocations are aligned for every dtype coop uses; the stock simulator refuses)."""
+    _check_alignment(alignment)
+    if isinstance(dtype, types.Type):
+        dtype = numpy_support.as_dtype(dtype)
+    return np.empty(shape, dtype)
+
+
+def _shared_array(self, shape, dtype, alignment=None):
+    """``cuda.shared.array`` accepting ``alignment=`` (``cuda.shared.array(BYTES,
+    np.uint8, alignment=8)`` is how a ``temp_storage=`` buffer is made). As the stock
+    simulator: one array per calling source line, the dynamic buffer for size 0."""
+    _check_alignment(alignment)
+    if shape == 0:
+        return _stock_shared_array(self, shape, dtype)
+    if isinstance(dtype, types.Type):
+        dtype = numpy_support.as_dtype(dtype)
+    caller = traceback.extract_stack(sys._getframe(1), limit=1)[0][0:2]
+    allocation = self._allocations.get(caller)
+    if allocation is None:
+        allocation = self._allocations[caller] = np.empty(shape, dtype)
+    return allocation
+
+
+_stock_shared_array = FakeCUDAShared.array
 _install_lock = threading.Lock()
 
 
@@ -651,7 +686,8 @@ def install():
     Patches ``numba.cuda.simulator.kernelapi.FakeCUDAModule`` with ``shfl_sync``,
     ``shfl_up_sync``, ``shfl_down_sync``, ``shfl_xor_sync``, ``ballot_sync``,
     ``all_sync``, ``any_sync``, ``eq_sync``, ``match_any_sync``, ``match_all_sync``,
-    ``activemask``, ``lanemask_lt`` and ``syncwarp``, and wraps
+    ``activemask``, ``lanemask_lt`` and ``syncwarp``, lets ``cuda.local.array`` and
+    ``cuda.shared.array`` take ``alignment=``, and wraps
     ``numba.cuda.simulator.kernel.BlockThread.run`` so that a thread leaving the kernel
     releases the collectives that were waiting for it.
     """
@@ -660,6 +696,8 @@ def install():
             return
         for name in _INTRINSIC_NAMES:
             setattr(FakeCUDAModule, name, _WarpIntrinsicMethods.__dict__[name])
+        FakeCUDALocal.array = _local_array
+        FakeCUDAShared.array = _shared_array
 
         original_run = BlockThread.run
 

@@ -73,8 +73,13 @@ def _simulator_type(value):
     return typeof(value)
 
 
-def primitive(qualname):
-    """Make a kernel-side primitive from its generator (see the module docstring)."""
+def primitive(qualname, temp_storage_bytes=None):
+    """Make a kernel-side primitive from its generator (see the module docstring).
+
+    ``temp_storage_bytes(sig, value_type, ...)``, for primitives with shared scratch, becomes
+    the host-side ``primitive.temp_storage_bytes(dtype, ...)``: the bytes a
+    ``temp_storage=`` array needs, for sizing ``cuda.shared.array`` at module level.
+    """
 
     def decorate(generator):
         signature = inspect.signature(generator)
@@ -102,6 +107,8 @@ def primitive(qualname):
         functools.update_wrapper(call, generator)
         call.__signature__ = signature
         call.__qualname__ = call.__name__ = qualname  # what Numba's errors call it
+        if temp_storage_bytes is not None:
+            call.temp_storage_bytes = _host_sizer(qualname, temp_storage_bytes)
         if not SIMULATOR:
             overload(call, target="cuda", prefer_literal=True)(generator)
         return call
@@ -109,11 +116,35 @@ def primitive(qualname):
     return decorate
 
 
+def _host_sizer(qualname, sizer):
+    from coop._core.values import check_dtype, value_type_of
+
+    def temp_storage_bytes(dtype, *args, **kwargs):
+        sig = Signature(f"{qualname}.temp_storage_bytes")
+        value_type = value_type_of(dtype)
+        check_dtype(value_type, sig, "dtype")
+        return sizer(sig, value_type, *args, **kwargs)
+
+    functools.update_wrapper(temp_storage_bytes, sizer)
+    temp_storage_bytes.__qualname__ = temp_storage_bytes.__name__ = f"{qualname}.temp_storage_bytes"
+    return temp_storage_bytes
+
+
 def is_none(ty):
     """True if an argument was omitted with default None or passed as None."""
     return ty is None or isinstance(ty, types.NoneType) or (
         isinstance(ty, types.Omitted) and ty.value is None
     )
+
+
+def function_type(function):
+    """The type an operator argument has when a kernel passes ``function`` (say
+    ``coop.ops.add``): lets a primitive specialise another with a fixed operator."""
+    if SIMULATOR:
+        return SimulatedCallable(function)
+    from numba.cuda.descriptor import cuda_target
+
+    return cuda_target.typing_context.resolve_value_type(function)
 
 
 def is_function(op, *functions):
@@ -195,6 +226,23 @@ class Signature:
         if isinstance(ty, (types.Integer, types.IntegerLiteral)) or isinstance(ty, int):
             return ty
         raise self.error(param, f"must be an integer, got {ty}")
+
+    def temp_storage(self, ty, param="temp_storage"):
+        """The optional ``temp_storage`` array (None if not given)."""
+        if is_none(ty):
+            return None
+        if not isinstance(ty, types.Array) or ty.ndim != 1 or not isinstance(
+            ty.dtype, (types.Integer, types.Float)
+        ):
+            raise self.error(
+                param,
+                "must be a 1-D shared array of numbers, e.g. "
+                "cuda.shared.array(BYTES, np.uint8, alignment=8) with BYTES from "
+                f"{self.primitive}.temp_storage_bytes(...); got {ty}",
+            )
+        if ty.layout not in "CA":
+            raise self.error(param, f"must be contiguous, got layout {ty.layout!r}")
+        return ty
 
     # -- values and items ----------------------------------------------------------------
 

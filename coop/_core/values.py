@@ -49,6 +49,18 @@ def check_dtype(ty, signature, param):
         )
 
 
+def value_type_of(dtype):
+    """The Numba type of a host-side dtype description: a NumPy dtype or scalar type
+    (``np.int32``), a Numba type, or a tuple of these (``(np.float32, np.int32)``)."""
+    if isinstance(dtype, tuple):
+        return types.Tuple(tuple(value_type_of(d) for d in dtype))
+    if isinstance(dtype, types.Type):
+        return dtype
+    from numba.cuda.np.numpy_support import from_dtype
+
+    return from_dtype(np.dtype(dtype))
+
+
 def is_numeric_scalar(ty):
     """Sums need a number: not bool (use logical_or), not a tuple."""
     return isinstance(ty, (types.Integer, types.Float, types.Complex))
@@ -142,6 +154,9 @@ def arithmetic(qualname, apply):
     """A binary arithmetic primitive, float16 computed through float32."""
     return _through_float32(qualname, apply, True)
 
+
+difference = arithmetic("coop._core.values.difference", lambda a, b: a - b)
+difference.__doc__ = "``a - b``, wrapping for integers as on the GPU."
 
 less = _through_float32("coop._core.values.less", lambda a, b: a < b, False)
 less.__doc__ = "``a < b``, comparing float16 values exactly through float32."

@@ -26,14 +26,42 @@ combine values in rank order, so the operator needs to be associative only.
 
 Barriers: each call synchronises the block (``cuda.syncthreads``) internally and leaves
 no barrier to the caller: consecutive calls need none between them.
+
+``temp_storage`` (optional): a shared array of your own for the scratch, so that several
+primitives share one allocation (CUB's TempStorage unions). Size it on the host with
+``<primitive>.temp_storage_bytes(dtype, threads, algorithm=...)`` (the largest of the
+primitives that share it) and allocate ``cuda.shared.array(BYTES, np.uint8,
+alignment=8)``. A call given ``temp_storage`` first waits at a barrier, so coop calls
+sharing one array need no barriers between them; code of your own that writes the
+array needs ``cuda.syncthreads()`` before and after, as with CUB. An array shorter than
+needed (a constant length) makes the kernel fail to link, naming the primitive::
+
+    BYTES = max(coop.block.exclusive_sum.temp_storage_bytes(np.int32, 128),
+                coop.block.reduce.temp_storage_bytes(np.int32, 128))
+
+    @cuda.jit
+    def kernel(x, out):
+        temp = cuda.shared.array(BYTES, np.uint8, alignment=8)
+        ...
+        total = coop.block.exclusive_sum(items, items, threads=128, temp_storage=temp)
+        top = coop.block.reduce(items[0], coop.ops.max, threads=128, temp_storage=temp)
 """
 
 import operator
 
 from coop._core.backend import cuda
-from coop._core.scratch import MAX_BLOCK_THREADS, allocator, block_rank, loader, raking_slot, store, thread_count
+from coop._core.scratch import (
+    MAX_BLOCK_THREADS,
+    block_rank,
+    loader,
+    raking_slot,
+    scratch_bytes,
+    storage,
+    store,
+    thread_count,
+)
 from coop._core.shuffle import DOWN, FULL_MASK, has_warp_sum, shuffler, warp_sum
-from coop._core.specialize import Signature, device_function, is_function, primitive
+from coop._core.specialize import Signature, device_function, function_type, is_function, primitive
 from coop._core.values import converter, is_numeric_scalar
 from coop.ops import add
 from coop.thread import reduce_items
@@ -176,6 +204,15 @@ def scratch_slots(algorithm, threads):
     return threads + 32 + 1  # a padded raking grid
 
 
+def temp_storage_bytes(sig, value_type, threads, algorithm="warp_reductions"):
+    """Bytes a ``temp_storage=`` array needs for this reduction of ``dtype`` values in
+    blocks of ``threads``: size ``cuda.shared.array(BYTES, np.uint8, alignment=8)``
+    with it (or with the largest of several primitives', to share one array)."""
+    threads = sig.block_threads(threads)
+    algorithm = sig.choice(algorithm, "algorithm", tuple(ALGORITHMS))
+    return scratch_bytes(value_type, scratch_slots(algorithm, threads))
+
+
 # -- partials of each thread: (value or items, full or partial tile) ----------------------
 
 
@@ -210,8 +247,8 @@ def thread_partial(is_items, partial):
 # -- specialisation ----------------------------------------------------------------------
 
 
-def _specialise_reduce(name, value, op, valid_items, threads, algorithm, to_all):
-    sig = Signature(name)
+def _specialise_reduce(sig, value, op, valid_items, threads, algorithm, temp_storage, to_all):
+    """``reduction(value, op, valid_items, temp_storage)`` for the given argument types."""
     dtype, is_items = sig.value_or_items(value, "value")
     sig.operator(op, dtype)
     partial = sig.run_time_int(valid_items, "valid_items") is not None
@@ -224,52 +261,55 @@ def _specialise_reduce(name, value, op, valid_items, threads, algorithm, to_all)
     load = loader(dtype)
     slots = scratch_slots(algorithm, block or MAX_BLOCK_THREADS)
     result_slot = slots - 1
-    allocate = allocator(dtype, slots, owner=(name, algorithm))
+    scratch, users_buffer = storage(sig, temp_storage, dtype, slots, owner=(sig.primitive, algorithm))
     count_threads = thread_count(block)
     warp_reduce = warp_reducer(op, dtype, block is not None and block % 32 == 0 and not partial)
-    lead_sync = not to_all
+    # before writing, wait for the previous call's reads: all_reduce ends with a barrier
+    # after which only its result slot is read, which no call writes first
+    lead_sync = users_buffer or not to_all
 
-    def reduced(value, op, valid_items, buffer):
+    def reduction(value, op, valid_items, temp_storage):
+        buffer = scratch(temp_storage)
         n = count_threads()
         x, contributing = prepare(value, op, convert, n, valid_items)
-        return reduce_block(x, op, convert, down, buffer, load, n, contributing, warp_reduce, lead_sync)
-
-    reduced = device_function(reduced)
-    if to_all:
-
-        def impl(value, op, valid_items=None, threads=None, algorithm="warp_reductions"):
-            buffer = allocate()
-            total = reduced(value, op, valid_items, buffer)
+        total = reduce_block(x, op, convert, down, buffer, load, n, contributing, warp_reduce, lead_sync)
+        if to_all:
             if block_rank() == 0:
                 store(buffer, result_slot, total)
             cuda.syncthreads()
-            return load(buffer, result_slot)
+            total = load(buffer, result_slot)
+        return total
 
-    else:
-
-        def impl(value, op, valid_items=None, threads=None, algorithm="warp_reductions"):
-            return reduced(value, op, valid_items, allocate())
-
-    return impl
+    return device_function(reduction)
 
 
-def _specialise_sum(name, reduction, value, valid_items, threads, algorithm):
-    """sum / all_sum: ``reduction`` with ``coop.ops.add``."""
-    sig = Signature(name)
+def _specialise_sum(sig, value, valid_items, threads, algorithm, temp_storage, to_all):
+    """sum / all_sum: the reduction with ``coop.ops.add``, specialised under the sum's
+    own name (so that its errors name it)."""
     dtype, _ = sig.value_or_items(value, "value")
     if not is_numeric_scalar(dtype):
         raise sig.error("value", f"must hold numbers to sum, got {dtype} (for bool use logical_or)")
-    sig.block_threads(threads)  # checked here too, so that errors name the sum
-    sig.choice(algorithm, "algorithm", tuple(ALGORITHMS))
+    reduction = _specialise_reduce(
+        sig, value, function_type(add), valid_items, threads, algorithm, temp_storage, to_all
+    )
 
-    def impl(value, valid_items=None, threads=None, algorithm="warp_reductions"):
-        return reduction(value, add, valid_items, threads, algorithm)
+    def impl(value, valid_items=None, threads=None, algorithm="warp_reductions", temp_storage=None):
+        return reduction(value, add, valid_items, temp_storage)
 
     return impl
 
 
-@primitive("coop.block.reduce")
-def reduce(value, op, valid_items=None, threads=None, algorithm="warp_reductions"):
+def _public_reduce(sig, value, op, valid_items, threads, algorithm, temp_storage, to_all):
+    reduction = _specialise_reduce(sig, value, op, valid_items, threads, algorithm, temp_storage, to_all)
+
+    def impl(value, op, valid_items=None, threads=None, algorithm="warp_reductions", temp_storage=None):
+        return reduction(value, op, valid_items, temp_storage)
+
+    return impl
+
+
+@primitive("coop.block.reduce", temp_storage_bytes)
+def reduce(value, op, valid_items=None, threads=None, algorithm="warp_reductions", temp_storage=None):
     """Reduce the values (or items arrays) of all threads of the block with ``op``; the
     aggregate is returned to thread 0 (CUB BlockReduce::Reduce).
 
@@ -282,22 +322,26 @@ def reduce(value, op, valid_items=None, threads=None, algorithm="warp_reductions
             if cuda.threadIdx.x == 0:
                 out[cuda.blockIdx.x] = best[1]
     """
-    return _specialise_reduce("coop.block.reduce", value, op, valid_items, threads, algorithm, False)
+    return _public_reduce(
+        Signature("coop.block.reduce"), value, op, valid_items, threads, algorithm, temp_storage, False
+    )
 
 
-@primitive("coop.block.all_reduce")
-def all_reduce(value, op, valid_items=None, threads=None, algorithm="warp_reductions"):
+@primitive("coop.block.all_reduce", temp_storage_bytes)
+def all_reduce(value, op, valid_items=None, threads=None, algorithm="warp_reductions", temp_storage=None):
     """As ``reduce``, with the aggregate returned to every thread of the block.
 
     Example::
 
         m = coop.block.all_reduce(x[i], lambda a, b: max(a, b))
     """
-    return _specialise_reduce("coop.block.all_reduce", value, op, valid_items, threads, algorithm, True)
+    return _public_reduce(
+        Signature("coop.block.all_reduce"), value, op, valid_items, threads, algorithm, temp_storage, True
+    )
 
 
-@primitive("coop.block.sum")
-def sum(value, valid_items=None, threads=None, algorithm="warp_reductions"):  # noqa: A001
+@primitive("coop.block.sum", temp_storage_bytes)
+def sum(value, valid_items=None, threads=None, algorithm="warp_reductions", temp_storage=None):  # noqa: A001
     """Sum of the values (or items arrays) of the block, returned to thread 0
     (CUB BlockReduce::Sum).
 
@@ -309,15 +353,15 @@ def sum(value, valid_items=None, threads=None, algorithm="warp_reductions"):  # 
         if cuda.threadIdx.x == 0:
             out[cuda.blockIdx.x] = total
     """
-    return _specialise_sum("coop.block.sum", reduce, value, valid_items, threads, algorithm)
+    return _specialise_sum(Signature("coop.block.sum"), value, valid_items, threads, algorithm, temp_storage, False)
 
 
-@primitive("coop.block.all_sum")
-def all_sum(value, valid_items=None, threads=None, algorithm="warp_reductions"):
+@primitive("coop.block.all_sum", temp_storage_bytes)
+def all_sum(value, valid_items=None, threads=None, algorithm="warp_reductions", temp_storage=None):
     """Sum of the values (or items arrays) of the block, returned to every thread.
 
     Example::
 
         total = coop.block.all_sum(x[i], valid_items=n - cuda.blockIdx.x * 128)
     """
-    return _specialise_sum("coop.block.all_sum", all_reduce, value, valid_items, threads, algorithm)
+    return _specialise_sum(Signature("coop.block.all_sum"), value, valid_items, threads, algorithm, temp_storage, True)

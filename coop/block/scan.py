@@ -42,12 +42,41 @@ scans within warps, then every thread folds the aggregates of the warps before i
 All combine values in rank order: operators need to be associative only.
 
 Barriers: each call synchronises the block internally and leaves none to the caller.
+
+``temp_storage`` (optional): a shared array of your own for the scratch, so that several
+primitives share one allocation (CUB's TempStorage unions). Size it on the host with
+``<primitive>.temp_storage_bytes(dtype, threads, algorithm=...)`` (the largest of the
+primitives that share it) and allocate ``cuda.shared.array(BYTES, np.uint8,
+alignment=8)``. A call given ``temp_storage`` first waits at a barrier, so coop calls
+sharing one array need no barriers between them; code of your own that writes the
+array needs ``cuda.syncthreads()`` before and after, as with CUB. An array shorter than
+needed (a constant length) makes the kernel fail to link, naming the primitive::
+
+    BYTES = max(coop.block.exclusive_sum.temp_storage_bytes(np.int32, 128),
+                coop.block.reduce.temp_storage_bytes(np.int32, 128))
+
+    @cuda.jit
+    def kernel(x, out):
+        temp = cuda.shared.array(BYTES, np.uint8, alignment=8)
+        ...
+        total = coop.block.exclusive_sum(items, items, threads=128, temp_storage=temp)
+        top = coop.block.reduce(items[0], coop.ops.max, threads=128, temp_storage=temp)
 """
 
 from coop._core.backend import cuda
-from coop._core.scratch import MAX_BLOCK_THREADS, allocator, block_rank, loader, raking_slot, store, thread_count
+from coop._core.misuse import output_check
+from coop._core.scratch import (
+    MAX_BLOCK_THREADS,
+    block_rank,
+    loader,
+    raking_slot,
+    scratch_bytes,
+    storage,
+    store,
+    thread_count,
+)
 from coop._core.shuffle import FULL_MASK, IDX, UP, shuffler
-from coop._core.specialize import Signature, device_function, is_none, primitive
+from coop._core.specialize import Signature, device_function, function_type, is_none, primitive
 from coop._core.values import converter, is_numeric_scalar
 from coop.ops import add
 from coop.thread import (
@@ -57,7 +86,7 @@ from coop.thread import (
     inclusive_scan_items_with_prefix,
     reduce_items,
 )
-from coop.warp.scan import inclusive_scan_lanes
+from coop.warp.scan import exclusive_from_inclusive, inclusive_scan_lanes
 
 __all__ = ["inclusive_scan", "exclusive_scan", "inclusive_sum", "exclusive_sum"]
 
@@ -83,7 +112,7 @@ def scan_warp_scans(x, op, convert, up, idx, buffer, load, threads, cache):
         if w == warp:
             warp_prefix = aggregate
         aggregate = convert(op(aggregate, load(buffer, w)))
-    exclusive = up(FULL_MASK, inclusive, 1)
+    exclusive = exclusive_from_inclusive(inclusive, x, op, convert, up, FULL_MASK)
     if lane == 0:
         exclusive = warp_prefix
     elif warp > 0:
@@ -102,7 +131,7 @@ def scan_raking(x, op, convert, up, idx, buffer, load, threads, cache):
     lane = rank & 31
     if threads <= 32:
         inclusive = inclusive_scan_lanes(x, op, convert, up, FULL_MASK, lane, 32)
-        return up(FULL_MASK, inclusive, 1), idx(FULL_MASK, inclusive, threads - 1)
+        return exclusive_from_inclusive(inclusive, x, op, convert, up, FULL_MASK), idx(FULL_MASK, inclusive, threads - 1)
     segment = (threads + 31) >> 5
     aggregate_slot = threads + 32  # past the padded grid
     # No barrier first: a previous call's last reads were each thread's own slot (its
@@ -124,10 +153,9 @@ def scan_raking(x, op, convert, up, idx, buffer, load, threads, cache):
                     partial = convert(op(partial, item))
         rakers = (threads + segment - 1) // segment
         inclusive = inclusive_scan_lanes(partial, op, convert, up, FULL_MASK, lane, 32)
-        running = up(FULL_MASK, inclusive, 1)
-        aggregate = idx(FULL_MASK, inclusive, rakers - 1)
-        if lane == 0:
-            store(buffer, aggregate_slot, aggregate)
+        running = exclusive_from_inclusive(inclusive, partial, op, convert, up, FULL_MASK)
+        if lane == rakers - 1:
+            store(buffer, aggregate_slot, inclusive)
         if first < threads:
             for i in range(segment):
                 if first + i < threads:
@@ -150,6 +178,15 @@ def scratch_slots(algorithm, threads):
     if algorithm == "warp_scans":
         return (threads + 31) // 32 + 1
     return threads + 32 + 2  # padded grid, aggregate, prefix
+
+
+def temp_storage_bytes(sig, value_type, threads, algorithm="raking"):
+    """Bytes a ``temp_storage=`` array needs for this scan of ``dtype`` values in blocks
+    of ``threads``: size ``cuda.shared.array(BYTES, np.uint8, alignment=8)`` with it (or
+    with the largest of several primitives', to share one array)."""
+    threads = sig.block_threads(threads)
+    algorithm = sig.choice(algorithm, "algorithm", tuple(ALGORITHMS))
+    return scratch_bytes(value_type, scratch_slots(algorithm, threads))
 
 
 # -- seeds: (exclusive, aggregate) -> (this thread's prefix, whether it has one) ----------
@@ -219,7 +256,8 @@ def value_partial(value, op, convert):
     return value
 
 
-def _specialise_scan(sig, value, op, initial, output, prefix_op, prefix_state, threads, algorithm, return_aggregate, exclusive):
+def _specialise_scan(sig, value, op, initial, output, prefix_op, prefix_state, threads, algorithm,
+                     return_aggregate, temp_storage, exclusive):
     dtype, is_items, with_aggregate = sig.scan_input(value, output, return_aggregate)
     sig.operator(op, dtype)
     block = sig.block_threads(threads)
@@ -234,7 +272,8 @@ def _specialise_scan(sig, value, op, initial, output, prefix_op, prefix_state, t
     load = loader(dtype)
     max_threads = block or MAX_BLOCK_THREADS
     slots = scratch_slots(algorithm, max_threads)
-    allocate = allocator(dtype, slots, owner=(sig.primitive, algorithm))
+    scratch, users_buffer = storage(sig, temp_storage, dtype, slots, owner=(sig.primitive, algorithm))
+    check_output = output_check(sig.primitive, is_items)
     count_threads = thread_count(block)
     scan_block = ALGORITHMS[algorithm]
     seed = seeded_by_callback if has_callback else seeded_by_initial if has_initial else unseeded
@@ -247,81 +286,51 @@ def _specialise_scan(sig, value, op, initial, output, prefix_op, prefix_state, t
     }[(is_items, exclusive)]
     segment = (max_threads + 31) // 32
 
-    if algorithm == "raking_memoize" and block is not None and block > 32:
+    memoize = algorithm == "raking_memoize" and block is not None and block > 32
 
-        def scan(value, output, op, initial, prefix_op, prefix_state):
-            buffer = allocate()
-            cache = cuda.local.array(segment, dtype)
-            exclusive_prefix, aggregate = scan_block(
-                prepare(value, op, convert), op, convert, up, idx, buffer, load, count_threads(), cache
-            )
-            prefix, has_prefix = seed(
-                exclusive_prefix, aggregate, op, convert, initial, prefix_op, prefix_state, buffer, load, slots - 1
-            )
-            return finish(value, output, op, convert, prefix, has_prefix), aggregate
+    def scan(value, output, op, initial, prefix_op, prefix_state, temp_storage):
+        check_output(value, output)
+        buffer = scratch(temp_storage)
+        if users_buffer:
+            cuda.syncthreads()  # other primitives may still be reading the caller's buffer
+        cache = cuda.local.array(segment, dtype) if memoize else None
+        exclusive_prefix, aggregate = scan_block(
+            prepare(value, op, convert), op, convert, up, idx, buffer, load, count_threads(), cache
+        )
+        prefix, has_prefix = seed(
+            exclusive_prefix, aggregate, op, convert, initial, prefix_op, prefix_state, buffer, load, slots - 1
+        )
+        return finish(value, output, op, convert, prefix, has_prefix), aggregate
 
-    else:
-
-        def scan(value, output, op, initial, prefix_op, prefix_state):
-            buffer = allocate()
-            exclusive_prefix, aggregate = scan_block(
-                prepare(value, op, convert), op, convert, up, idx, buffer, load, count_threads(), None
-            )
-            prefix, has_prefix = seed(
-                exclusive_prefix, aggregate, op, convert, initial, prefix_op, prefix_state, buffer, load, slots - 1
-            )
-            return finish(value, output, op, convert, prefix, has_prefix), aggregate
-
-    return device_function(scan), is_items, with_aggregate
+    return device_function(scan), result_picker(is_items, with_aggregate)
 
 
-def _public_impl(scan, is_items, with_aggregate, exclusive):
-    """The implementation with the public signature: items scans return the aggregate,
-    value scans their result (and the aggregate if asked)."""
-    if exclusive:
-        if is_items:
+@device_function
+def scan_aggregate(scanned):
+    return scanned[1]
 
-            def impl(value, op, initial=None, output=None, prefix_op=None, prefix_state=None,
-                     threads=None, algorithm="raking", return_aggregate=False):
-                return scan(value, output, op, initial, prefix_op, prefix_state)[1]
 
-        elif with_aggregate:
+@device_function
+def scan_result(scanned):
+    return scanned[0]
 
-            def impl(value, op, initial=None, output=None, prefix_op=None, prefix_state=None,
-                     threads=None, algorithm="raking", return_aggregate=False):
-                return scan(value, output, op, initial, prefix_op, prefix_state)
 
-        else:
+@device_function
+def scan_result_and_aggregate(scanned):
+    return scanned
 
-            def impl(value, op, initial=None, output=None, prefix_op=None, prefix_state=None,
-                     threads=None, algorithm="raking", return_aggregate=False):
-                return scan(value, output, op, initial, prefix_op, prefix_state)[0]
 
-        return impl
+def result_picker(is_items, with_aggregate):
+    """What the public call returns of the scan's (result, aggregate): items scans the
+    aggregate, value scans their result (and the aggregate if asked)."""
     if is_items:
-
-        def impl(value, op, output=None, prefix_op=None, prefix_state=None,
-                 threads=None, algorithm="raking", return_aggregate=False):
-            return scan(value, output, op, None, prefix_op, prefix_state)[1]
-
-    elif with_aggregate:
-
-        def impl(value, op, output=None, prefix_op=None, prefix_state=None,
-                 threads=None, algorithm="raking", return_aggregate=False):
-            return scan(value, output, op, None, prefix_op, prefix_state)
-
-    else:
-
-        def impl(value, op, output=None, prefix_op=None, prefix_state=None,
-                 threads=None, algorithm="raking", return_aggregate=False):
-            return scan(value, output, op, None, prefix_op, prefix_state)[0]
-
-    return impl
+        return scan_aggregate
+    return scan_result_and_aggregate if with_aggregate else scan_result
 
 
-@primitive("coop.block.inclusive_scan")
+@primitive("coop.block.inclusive_scan", temp_storage_bytes)
 def inclusive_scan(value, op, output=None, prefix_op=None, prefix_state=None, threads=None,
-                   algorithm="raking", return_aggregate=False):
+                   algorithm="raking", return_aggregate=False, temp_storage=None):
     """Inclusive prefix scan over the block with ``op`` (CUB BlockScan::InclusiveScan):
     thread ``r`` (item ``k`` of the tile) gets ``op`` over inputs 0..r (items 0..k),
     after the callback's prefix if ``prefix_op`` is given.
@@ -331,16 +340,21 @@ def inclusive_scan(value, op, output=None, prefix_op=None, prefix_state=None, th
         running_max = coop.block.inclusive_scan(x[i], coop.ops.max)
         total = coop.block.inclusive_scan(items, operator.add, items, threads=128)
     """
-    sig = Signature("coop.block.inclusive_scan")
-    scan, is_items, with_aggregate = _specialise_scan(
-        sig, value, op, None, output, prefix_op, prefix_state, threads, algorithm, return_aggregate, False
+    scan, pick = _specialise_scan(
+        Signature("coop.block.inclusive_scan"), value, op, None, output, prefix_op, prefix_state, threads,
+        algorithm, return_aggregate, temp_storage, False,
     )
-    return _public_impl(scan, is_items, with_aggregate, False)
+
+    def impl(value, op, output=None, prefix_op=None, prefix_state=None, threads=None,
+             algorithm="raking", return_aggregate=False, temp_storage=None):
+        return pick(scan(value, output, op, None, prefix_op, prefix_state, temp_storage))
+
+    return impl
 
 
-@primitive("coop.block.exclusive_scan")
+@primitive("coop.block.exclusive_scan", temp_storage_bytes)
 def exclusive_scan(value, op, initial=None, output=None, prefix_op=None, prefix_state=None,
-                   threads=None, algorithm="raking", return_aggregate=False):
+                   threads=None, algorithm="raking", return_aggregate=False, temp_storage=None):
     """Exclusive prefix scan over the block with ``op`` (CUB BlockScan::ExclusiveScan):
     thread ``r`` (item ``k``) gets ``op`` over ``initial`` (or the callback's prefix) and
     the inputs before it; thread 0 (item 0) gets ``initial``.
@@ -350,11 +364,16 @@ def exclusive_scan(value, op, initial=None, output=None, prefix_op=None, prefix_
         offsets, total = coop.block.exclusive_scan(x[i], operator.add, 0, return_aggregate=True)
         total = coop.block.exclusive_scan(items, operator.mul, 1, items)   # in place
     """
-    sig = Signature("coop.block.exclusive_scan")
-    scan, is_items, with_aggregate = _specialise_scan(
-        sig, value, op, initial, output, prefix_op, prefix_state, threads, algorithm, return_aggregate, True
+    scan, pick = _specialise_scan(
+        Signature("coop.block.exclusive_scan"), value, op, initial, output, prefix_op, prefix_state, threads,
+        algorithm, return_aggregate, temp_storage, True,
     )
-    return _public_impl(scan, is_items, with_aggregate, True)
+
+    def impl(value, op, initial=None, output=None, prefix_op=None, prefix_state=None, threads=None,
+             algorithm="raking", return_aggregate=False, temp_storage=None):
+        return pick(scan(value, output, op, initial, prefix_op, prefix_state, temp_storage))
+
+    return impl
 
 
 def _check_callback(sig, prefix_op, prefix_state, dtype):
@@ -369,38 +388,44 @@ def _check_callback(sig, prefix_op, prefix_state, dtype):
     return True
 
 
-def _check_summable(sig, value, prefix_op, prefix_state, threads, algorithm):
-    """The sums' own checks (so that errors name the sum, not the scan it forwards to)."""
+def _check_summable(sig, value):
     dtype, _ = sig.value_or_items(value, "value")
     if not is_numeric_scalar(dtype):
         raise sig.error("value", f"must hold numbers to sum, got {dtype} (for bool use logical_or)")
-    _check_callback(sig, prefix_op, prefix_state, dtype)
-    sig.block_threads(threads)
-    sig.choice(algorithm, "algorithm", tuple(ALGORITHMS))
     return dtype
 
 
-@primitive("coop.block.inclusive_sum")
+@primitive("coop.block.inclusive_sum", temp_storage_bytes)
 def inclusive_sum(value, output=None, prefix_op=None, prefix_state=None, threads=None,
-                  algorithm="raking", return_aggregate=False):
+                  algorithm="raking", return_aggregate=False, temp_storage=None):
     """Inclusive prefix sum over the block (CUB BlockScan::InclusiveSum).
 
     Example::
 
         total = coop.block.inclusive_sum(items, items)
     """
-    _check_summable(Signature("coop.block.inclusive_sum"), value, prefix_op, prefix_state, threads, algorithm)
+    sig = Signature("coop.block.inclusive_sum")
+    _check_summable(sig, value)
+    scan, pick = _specialise_scan(
+        sig, value, function_type(add), None, output, prefix_op, prefix_state, threads, algorithm,
+        return_aggregate, temp_storage, False,
+    )
 
     def impl(value, output=None, prefix_op=None, prefix_state=None, threads=None,
-             algorithm="raking", return_aggregate=False):
-        return inclusive_scan(value, add, output, prefix_op, prefix_state, threads, algorithm, return_aggregate)
+             algorithm="raking", return_aggregate=False, temp_storage=None):
+        return pick(scan(value, output, add, None, prefix_op, prefix_state, temp_storage))
 
     return impl
 
 
-@primitive("coop.block.exclusive_sum")
+@device_function
+def no_initial(zero):
+    return None
+
+
+@primitive("coop.block.exclusive_sum", temp_storage_bytes)
 def exclusive_sum(value, output=None, prefix_op=None, prefix_state=None, threads=None,
-                  algorithm="raking", return_aggregate=False):
+                  algorithm="raking", return_aggregate=False, temp_storage=None):
     """Exclusive prefix sum over the block; thread 0 (item 0) gets 0, or the callback's
     prefix (CUB BlockScan::ExclusiveSum).
 
@@ -408,20 +433,17 @@ def exclusive_sum(value, output=None, prefix_op=None, prefix_state=None, threads
 
         total = coop.block.exclusive_sum(items, items, threads=128)   # in place
     """
-    dtype = _check_summable(
-        Signature("coop.block.exclusive_sum"), value, prefix_op, prefix_state, threads, algorithm
+    sig = Signature("coop.block.exclusive_sum")
+    dtype = _check_summable(sig, value)
+    # 0 seeds the scan, unless the callback gives the prefix
+    initial, initial_type = (no_initial, None) if not is_none(prefix_op) else (converter(dtype), dtype)
+    scan, pick = _specialise_scan(
+        sig, value, function_type(add), initial_type, output, prefix_op, prefix_state, threads, algorithm,
+        return_aggregate, temp_storage, True,
     )
-    zero = converter(dtype)
-    if is_none(prefix_op):
 
-        def impl(value, output=None, prefix_op=None, prefix_state=None, threads=None,
-                 algorithm="raking", return_aggregate=False):
-            return exclusive_scan(value, add, zero(0), output, None, None, threads, algorithm, return_aggregate)
-
-    else:
-
-        def impl(value, output=None, prefix_op=None, prefix_state=None, threads=None,
-                 algorithm="raking", return_aggregate=False):
-            return exclusive_scan(value, add, None, output, prefix_op, prefix_state, threads, algorithm, return_aggregate)
+    def impl(value, output=None, prefix_op=None, prefix_state=None, threads=None,
+             algorithm="raking", return_aggregate=False, temp_storage=None):
+        return pick(scan(value, output, add, initial(0), prefix_op, prefix_state, temp_storage))
 
     return impl

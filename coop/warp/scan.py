@@ -15,11 +15,16 @@ Every lane receives the warp aggregate: the reduction of all inputs of its logic
 except for sums, where it is 0. Operators need to be associative, not commutative.
 """
 
+import operator
+
+from numba.cuda import types
+
 from coop.ops import add
 
+from coop._core.misuse import output_check
 from coop._core.shuffle import IDX, UP, logical_warp, shuffler
-from coop._core.specialize import Signature, device_function, is_none, primitive
-from coop._core.values import converter, is_numeric_scalar
+from coop._core.specialize import Signature, device_function, is_function, is_none, primitive
+from coop._core.values import converter, difference, is_numeric_scalar
 from coop.thread import (
     exclusive_scan_items,
     exclusive_scan_items_unseeded,
@@ -52,13 +57,31 @@ def inclusive_scan_lanes(x, op, convert, up, mask, lane, width):
     return x
 
 
+@primitive("coop.warp.scan.exclusive_from_inclusive")
+def exclusive_from_inclusive(inclusive, x, op, convert, up, mask):
+    """A lane's exclusive scan result from its inclusive result and its input: their
+    difference for integer sums (exact in wrapping arithmetic; CUB does the same), else
+    the inclusive result of the lane below, shuffled up. Lane 0's is unspecified."""
+    if isinstance(types.unliteral(x), types.Integer) and is_function(op, operator.add, add):
+
+        def impl(inclusive, x, op, convert, up, mask):
+            return convert(difference(inclusive, x))
+
+    else:
+
+        def impl(inclusive, x, op, convert, up, mask):
+            return up(mask, inclusive, 1)
+
+    return impl
+
+
 @device_function
 def scan_lanes(x, op, convert, up, idx, width):
     """(inclusive scan, exclusive scan, warp aggregate) of one value per lane; the
-    exclusive result of logical lane 0 is its own value (callers replace it)."""
+    exclusive result of logical lane 0 is unspecified (callers replace it)."""
     lane, mask = logical_warp(width)
     inclusive = inclusive_scan_lanes(x, op, convert, up, mask, lane, width)
-    exclusive = up(mask, inclusive, 1)
+    exclusive = exclusive_from_inclusive(inclusive, x, op, convert, up, mask)
     aggregate = idx(mask, inclusive, width - 1)
     return inclusive, exclusive, aggregate
 
@@ -138,9 +161,11 @@ def inclusive_scan(value, op, output=None, width=32, return_aggregate=False):
     )
     convert = converter(dtype)
     up, idx = shuffler(UP, lanes), shuffler(IDX, lanes)
+    check_output = output_check(sig.primitive, is_items)
     if is_items:
 
         def impl(value, op, output=None, width=32, return_aggregate=False):
+            check_output(value, output)
             return inclusive_scan_warp_items(value, output, op, convert, up, idx, lanes)
 
     elif with_aggregate:
@@ -180,9 +205,11 @@ def exclusive_scan(value, op, initial=None, output=None, width=32, return_aggreg
             raise sig.error("initial", "must be one value, not an array")
     convert = converter(dtype)
     up, idx = shuffler(UP, lanes), shuffler(IDX, lanes)
+    check_output = output_check(sig.primitive, is_items)
     if is_items and seeded:
 
         def impl(value, op, initial=None, output=None, width=32, return_aggregate=False):
+            check_output(value, output)
             return exclusive_scan_warp_items(
                 value, output, op, convert, up, idx, lanes, convert(initial)
             )
@@ -190,6 +217,7 @@ def exclusive_scan(value, op, initial=None, output=None, width=32, return_aggreg
     elif is_items:
 
         def impl(value, op, initial=None, output=None, width=32, return_aggregate=False):
+            check_output(value, output)
             return exclusive_scan_warp_items_unseeded(value, output, op, convert, up, idx, lanes)
 
     elif seeded and with_aggregate:

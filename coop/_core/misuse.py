@@ -1,0 +1,101 @@
+"""Misuse that only the compiled code can see: arrays too small for a primitive.
+
+Numba's array types carry no length, so an output or ``temp_storage`` array that is too
+short cannot be rejected while typing. It can be rejected while *compiling*: the arrays
+users pass (``cuda.local.array(N, ...)``, ``cuda.shared.array(N, ...)``) have constant
+lengths once NVVM has inlined the primitive, so ``size_check`` emits a call to an
+undefined function guarded by ``llvm.is.constant(too_small) && too_small``. When the
+length is a known constant and too small, that call survives and the kernel fails to
+link (before it ever runs) with an undefined reference naming the primitive, the
+parameter and the problem, e.g. ``coop_error__coop_block_exclusive_sum__output_too_short``.
+When the length is known only at run time, nothing is emitted: no cost.
+
+Under the simulator, arrays have lengths: the check runs on every call and raises
+``CoopError`` with the full message.
+"""
+
+import functools
+
+from coop._core.backend import SIMULATOR
+from coop._core.specialize import CoopError, device_function
+
+
+def _symbol(qualname, param, problem):
+    return f"coop_error__{qualname.replace('.', '_')}__{param}_{problem}"
+
+
+if SIMULATOR:
+
+    @functools.lru_cache(maxsize=None)
+    def size_check(qualname, param, unit="items"):
+        """``check(array, minimum)``: ``array`` must hold ``minimum`` items (or bytes)."""
+
+        def check(array, minimum):
+            size = len(array) * (array.itemsize if unit == "bytes" else 1)
+            if size < minimum:
+                raise CoopError(
+                    f"{qualname}: {param} holds {size} {unit}, it needs at least {minimum}"
+                )
+
+        return check
+
+else:
+    from llvmlite import ir
+    from numba.cuda import types
+    from numba.cuda.extending import intrinsic
+
+    def _function(module, name, return_type, arg_types):
+        existing = module.globals.get(name)
+        if existing is not None:
+            return existing
+        return ir.Function(module, ir.FunctionType(return_type, arg_types), name)
+
+    @functools.lru_cache(maxsize=None)
+    def size_check(qualname, param, unit="items"):
+        """``check(array, minimum)``: ``array`` must hold ``minimum`` items (or bytes)."""
+        problem = "too_short" if unit == "items" else "too_small"
+        symbol = _symbol(qualname, param, problem)
+
+        @intrinsic
+        def check(typingctx, array, minimum):
+            if not isinstance(array, types.Array) or not isinstance(minimum, types.Integer):
+                return None
+
+            def codegen(context, builder, sig, args):
+                array_type, minimum_type = sig.args
+                data = context.make_array(array_type)(context, builder, args[0])
+                size = builder.extract_value(data.shape, 0)
+                if unit == "bytes":
+                    itemsize = context.get_abi_sizeof(context.get_data_type(array_type.dtype))
+                    size = builder.mul(size, context.get_constant(types.intp, itemsize))
+                needed = context.cast(builder, args[1], minimum_type, types.intp)
+                too_small = builder.icmp_signed("<", size, needed)
+                module = builder.module
+                bit = ir.IntType(1)
+                is_constant = _function(module, "llvm.is.constant.i1", bit, [bit])
+                known = builder.call(is_constant, [too_small])
+                with builder.if_then(builder.and_(known, too_small), likely=False):
+                    builder.call(_function(module, symbol, ir.VoidType(), []), [])
+                return context.get_dummy_value()
+
+            return types.void(array, minimum), codegen
+
+        return check
+
+
+@device_function
+def _no_output_check(value, output):
+    pass
+
+
+def output_check(qualname, is_items):
+    """``check(value, output)``: with items arrays, ``output`` must hold as many items
+    as the input ``value``; nothing to check for one value per thread."""
+    if not is_items:
+        return _no_output_check
+    check = size_check(qualname, "output")
+
+    def check_items(items, output):
+        check(output, len(items))
+
+    return device_function(check_items)
