@@ -1,32 +1,59 @@
 """coop side of the coop-vs-CUB tile benchmark (``benchmarks/run.py`` drives it).
 
-The kernels are those of ``benchmarks/cub_tiles.cu``, written with coop; only the
-collective differs:
+The kernels are those of ``benchmarks/cub_tiles.cu``, written with coop. Two sections:
 
-- ``tile_sum``: striped loads (item k of thread t = tile[k*THREADS + t]),
-  ``coop.block.sum(items, threads=THREADS)``, thread 0 writes ``out[blockIdx.x]``;
-- ``tile_exclusive_sum``: blocked loads (thread t holds tile[t*ITEMS .. +ITEMS-1]),
-  ``coop.block.exclusive_sum(items, items, threads=THREADS)``, blocked stores to ``out``.
+*collectives* (int32, float32; ``CONFIGS``): only the collective differs, the loads and
+stores are ``coop.block.load`` / ``coop.block.store`` as CUB's are ``LoadDirect*`` /
+``StoreDirect*``:
 
-Each (dtype, threads, items) configuration is a small generated module (constants as
-module globals, the kernels undecorated at module level) so that Numba's on-disk cache
-can hold its kernels; ``cuda.jit(sig, cache=True)`` compiles (or loads) them eagerly.
+- ``tile_sum``: ``coop.block.load(..., threads=THREADS, algorithm="striped")`` (item k of
+  thread t = tile[k*THREADS + t]), ``coop.block.sum(items, threads=THREADS)``, thread 0
+  writes ``out[blockIdx.x]``;
+- ``tile_exclusive_sum``: ``algorithm="direct"`` loads (thread t holds
+  tile[t*ITEMS .. +ITEMS-1]), ``coop.block.exclusive_sum(items, items, threads=THREADS)``,
+  ``"direct"`` stores to ``out``.
+
+*data-movement* (int32, float64; ``DM_CONFIGS``; every algorithm of ``ALGORITHMS``, the
+same for the load and the store, as CUB's BlockLoad / BlockStore):
+
+- ``tile_copy_ALG``: ``coop.block.load`` the tile into ``cuda.local.array(ITEMS)``,
+  ``coop.block.store`` it to ``out``;
+- ``tile_transform_ALG``: the same with ``items[k] = items[k] * 3 + 1`` in between;
+- ``tile_block_transform_ALG``: ``coop.block.transform(d_in[base:], d_out[base:],
+  triple_plus_one, ...)`` (the same computation as one primitive; CUB has no counterpart,
+  it is compared with CUB's transform kernel).
+
+Every call passes ``threads=THREADS, items_per_thread=ITEMS`` (CUB's template arguments);
+the transposes of ``tile_copy`` / ``tile_transform`` share one ``temp_storage=`` between
+the load and the store (``cuda.shared.array(BYTES, np.uint8, alignment=16)``, BYTES from
+``coop.block.load.temp_storage_bytes`` at import), as CUB's kernels share a TempStorage
+union; ``coop.block.transform`` is given none (it shares one buffer itself).
+
+Each (section, dtype, threads, items) configuration is a small generated module
+(constants as module globals, the kernels undecorated at module level) so that Numba's
+on-disk cache can hold its kernels; ``cuda.jit(sig, cache=True)`` compiles (or loads)
+them eagerly. A kernel is named by its spec, ``KERNEL:DTYPE:THREADS:ITEMS`` for the
+collectives (``sum:int32:128:4``) and ``KERNEL:DTYPE:THREADS:ITEMS:ALGORITHM`` for data
+movement (``copy:float64:256:8:warp_transpose``); ``--kernels`` takes shell globs over
+specs (``'copy:*'``, ``'*:*:*:*:transpose'``), ``--section`` one section.
 
 Subcommands (each prints one JSON line per measurement):
 
 - ``generate DIR``: write the configuration modules into DIR.
 - ``info``: device, compute capability, driver and package versions.
-- ``time DIR [--log2n 28]``: throughput of every kernel (CUDA events, median of REPS
-  launches after WARMUP), with a check against NumPy.
-- ``compile DIR --phase cold|cached KERNEL...``: compile time of each named kernel
-  (``sum:int32:128:4``) in this process; run with NUMBA_CACHE_DIR set. ``cold`` expects
-  an empty cache, ``cached`` the one a ``cold`` run filled.
-- ``ptx``: compile every kernel to PTX for sm_90 without a GPU (with a stand-in device;
-  run with ``NUMBA_ENABLE_CUDASIM=0`` on a machine without a GPU) and report local
-  memory use: a codegen check, not a measurement.
+- ``time DIR [--log2n 28] [--section S] [--kernels GLOBS]``: throughput of every kernel
+  (CUDA events, median of REPS launches after WARMUP), with a check against NumPy.
+- ``compile DIR --phase cold|cached SPEC...``: compile time of each named kernel in this
+  process; run with NUMBA_CACHE_DIR set. ``cold`` expects an empty cache, ``cached`` the
+  one a ``cold`` run filled.
+- ``ptx DIR [--section S] [--kernels GLOBS]``: compile every kernel to PTX for sm_90
+  without a GPU (with a stand-in device; run with ``NUMBA_ENABLE_CUDASIM=0`` on a machine
+  without a GPU) and report its size, barriers, vector accesses and local memory use: a
+  codegen check, not a measurement.
 """
 
 import argparse
+import fnmatch
 import importlib
 import json
 import os
@@ -41,11 +68,22 @@ REPO = pathlib.Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
+SECTIONS = ("collectives", "data-movement")
+
+# collectives
 DTYPES = ("int32", "float32")
 CONFIGS = ((128, 1), (128, 4), (128, 16), (256, 4), (256, 8), (512, 8))
 KERNELS = ("sum", "exclusive_sum")
+
+# data movement
+DM_DTYPES = ("int32", "float64")
+DM_CONFIGS = ((128, 4), (128, 16), (256, 8), (512, 8))
+DM_KERNELS = ("copy", "transform", "block_transform")
+ALGORITHMS = ("direct", "striped", "vectorize", "transpose", "warp_transpose", "warp_transpose_timesliced")
+TRANSPOSES = ("transpose", "warp_transpose", "warp_transpose_timesliced")
+
 WARMUP = 3
-REPS = 20
+REPS = 20  # for both sections: a data-movement launch takes 0.3-1 ms at 2^28 elements
 
 MODULE_TEMPLATE = '''\
 """Generated by benchmarks/coop_tiles.py: the tile kernels for {dtype}, {threads} x {items}."""
@@ -64,67 +102,216 @@ SIGNATURE = "void({dtype}[::1], {dtype}[::1])"
 
 def tile_sum(x, out):
     items = cuda.local.array(ITEMS, DTYPE)
-    t = cuda.threadIdx.x
-    base = cuda.blockIdx.x * TILE + t
-    for k in range(ITEMS):
-        items[k] = x[base + k * THREADS]
+    base = cuda.blockIdx.x * TILE
+    coop.block.load(x[base:], items, threads=THREADS, algorithm="striped")
     total = coop.block.sum(items, threads=THREADS)
-    if t == 0:
+    if cuda.threadIdx.x == 0:
         out[cuda.blockIdx.x] = total
 
 
 def tile_exclusive_sum(x, out):
     items = cuda.local.array(ITEMS, DTYPE)
-    base = cuda.blockIdx.x * TILE + cuda.threadIdx.x * ITEMS
-    for k in range(ITEMS):
-        items[k] = x[base + k]
+    base = cuda.blockIdx.x * TILE
+    coop.block.load(x[base:], items, algorithm="direct")
     coop.block.exclusive_sum(items, items, threads=THREADS)
-    for k in range(ITEMS):
-        out[base + k] = items[k]
+    coop.block.store(out[base:], items, algorithm="direct")
 '''
+
+DM_MODULE_HEADER = '''\
+"""Generated by benchmarks/coop_tiles.py: the data-movement tile kernels (coop.block.load /
+coop.block.store) for {dtype}, {threads} x {items}, every algorithm."""
+
+import numpy as np
+from numba import cuda
+
+import coop
+
+THREADS = {threads}
+ITEMS = {items}
+TILE = THREADS * ITEMS
+DTYPE = np.{dtype}
+SIGNATURE = "void({dtype}[::1], {dtype}[::1])"
+
+
+@cuda.jit(device=True)
+def triple_plus_one(x):
+    return x * 3 + 1
+'''
+
+# One algorithm's kernels; {temp} declares the shared temp_storage (transposes only),
+# {temp_arg} passes it.
+DM_ALGORITHM_TEMPLATE = '''{bytes}
+
+def tile_copy_{alg}(d_in, d_out):
+{temp}    items = cuda.local.array(ITEMS, DTYPE)
+    base = cuda.blockIdx.x * TILE
+    coop.block.load(d_in[base:], items, threads=THREADS, items_per_thread=ITEMS, algorithm="{alg}"{temp_arg})
+    coop.block.store(d_out[base:], items, threads=THREADS, items_per_thread=ITEMS, algorithm="{alg}"{temp_arg})
+
+
+def tile_transform_{alg}(d_in, d_out):
+{temp}    items = cuda.local.array(ITEMS, DTYPE)
+    base = cuda.blockIdx.x * TILE
+    coop.block.load(d_in[base:], items, threads=THREADS, items_per_thread=ITEMS, algorithm="{alg}"{temp_arg})
+    for k in range(ITEMS):
+        items[k] = items[k] * 3 + 1
+    coop.block.store(d_out[base:], items, threads=THREADS, items_per_thread=ITEMS, algorithm="{alg}"{temp_arg})
+
+
+def tile_block_transform_{alg}(d_in, d_out):
+    base = cuda.blockIdx.x * TILE
+    coop.block.transform(d_in[base:], d_out[base:], triple_plus_one, threads=THREADS, items_per_thread=ITEMS,
+                         algorithm="{alg}")
+'''
+
+DM_TEMP_BYTES = '''
+# The shared scratch of the load and the store (one array for both, as CUB's TempStorage union)
+TEMP_BYTES_{ALG} = max(
+    coop.block.load.temp_storage_bytes(DTYPE, THREADS, ITEMS, algorithm="{alg}"),
+    coop.block.store.temp_storage_bytes(DTYPE, THREADS, ITEMS, algorithm="{alg}"),
+)
+'''
+
+
+def dm_module_source(dtype, threads, items):
+    parts = [DM_MODULE_HEADER.format(dtype=dtype, threads=threads, items=items)]
+    for alg in ALGORITHMS:
+        if alg in TRANSPOSES:
+            fields = dict(
+                bytes=DM_TEMP_BYTES.format(alg=alg, ALG=alg.upper()),
+                temp=f"    temp = cuda.shared.array(TEMP_BYTES_{alg.upper()}, np.uint8, alignment=16)\n",
+                temp_arg=", temp_storage=temp",
+            )
+        else:
+            fields = dict(bytes="", temp="", temp_arg="")
+        parts.append(DM_ALGORITHM_TEMPLATE.format(alg=alg, **fields))
+    return "\n\n\n".join(part.strip("\n") for part in parts) + "\n"
+
+
+# -- naming and selecting kernels ----------------------------------------------------------
+# A kernel's key: (kernel, dtype, threads, items) for the collectives, (kernel, dtype,
+# threads, items, algorithm) for data movement; its spec joins the key with ":".
 
 
 def module_name(dtype, threads, items):
     return f"coop_tiles_{dtype}_{threads}x{items}"
 
 
+def dm_module_name(dtype, threads, items):
+    return f"coop_tiles_dm_{dtype}_{threads}x{items}"
+
+
 def all_kernels():
-    """Every kernel as (kernel, dtype, threads, items), in report order."""
+    """Every collective kernel as (kernel, dtype, threads, items), in report order."""
     return [(k, d, t, i) for d in DTYPES for (t, i) in CONFIGS for k in KERNELS]
 
 
-def kernel_spec(kernel, dtype, threads, items):
-    return f"{kernel}:{dtype}:{threads}:{items}"
+def dm_kernels():
+    """Every data-movement kernel as (kernel, dtype, threads, items, algorithm), in report
+    order."""
+    return [(k, d, t, i, a) for d in DM_DTYPES for (t, i) in DM_CONFIGS for a in ALGORITHMS for k in DM_KERNELS]
+
+
+def section_of(key):
+    return "data-movement" if len(key) == 5 else "collectives"
+
+
+def kernel_spec(*key):
+    return ":".join(map(str, key))
 
 
 def parse_spec(spec):
-    kernel, dtype, threads, items = spec.split(":")
-    if kernel not in KERNELS or dtype not in DTYPES:
-        raise SystemExit(f"bad kernel spec {spec!r}: want KERNEL:DTYPE:THREADS:ITEMS")
-    return kernel, dtype, int(threads), int(items)
+    fields = spec.split(":")
+    if len(fields) == 4 and fields[0] in KERNELS and fields[1] in DTYPES:
+        kernel, dtype, threads, items = fields
+        return kernel, dtype, int(threads), int(items)
+    if len(fields) == 5 and fields[0] in DM_KERNELS and fields[1] in DM_DTYPES and fields[4] in ALGORITHMS:
+        kernel, dtype, threads, items, algorithm = fields
+        return kernel, dtype, int(threads), int(items), algorithm
+    raise SystemExit(
+        f"bad kernel spec {spec!r}: want KERNEL:DTYPE:THREADS:ITEMS ({'/'.join(KERNELS)}) or "
+        f"KERNEL:DTYPE:THREADS:ITEMS:ALGORITHM ({'/'.join(DM_KERNELS)})"
+    )
+
+
+def split_patterns(patterns):
+    """``--kernels`` values (repeated and/or comma-separated globs) as one list."""
+    return [p for value in patterns or () for p in value.split(",") if p]
+
+
+def selected(section=None, patterns=None, only=None, dtype=None):
+    """The keys of the kernels a run covers: ``section`` (None: both), ``patterns`` (globs
+    over specs; none: all), ``only`` ("THREADSxITEMS") and ``dtype``, in report order."""
+    keys = []
+    if section in (None, "all", "collectives"):
+        keys += all_kernels()
+    if section in (None, "all", "data-movement"):
+        keys += dm_kernels()
+    patterns = split_patterns(patterns)
+    return [
+        key for key in keys
+        if (not patterns or any(fnmatch.fnmatchcase(kernel_spec(*key), p) for p in patterns))
+        and (only is None or f"{key[2]}x{key[3]}" == only)
+        and (dtype is None or key[1] == dtype)
+    ]
+
+
+CHECK_MODULE = '''\
+"""Generated by benchmarks/coop_tiles.py: the data-movement check (plain Numba)."""
+
+from numba import cuda
+
+
+@cuda.jit
+def count_mismatches(got, want, result):
+    for i in range(cuda.grid(1), got.size, cuda.gridsize(1)):
+        if got[i] != want[i]:
+            cuda.atomic.add(result, 0, 1)
+            cuda.atomic.min(result, 1, i)
+'''
 
 
 def generate(directory):
     directory = pathlib.Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
+    sources = {"coop_tiles_check": CHECK_MODULE}
     for dtype in DTYPES:
         for threads, items in CONFIGS:
-            path = directory / f"{module_name(dtype, threads, items)}.py"
             source = MODULE_TEMPLATE.format(dtype=dtype, threads=threads, items=items)
-            # Rewriting an unchanged module would change its mtime and so miss the cache.
-            if not path.exists() or path.read_text() != source:
-                path.write_text(source)
+            sources[module_name(dtype, threads, items)] = source
+    for dtype in DM_DTYPES:
+        for threads, items in DM_CONFIGS:
+            sources[dm_module_name(dtype, threads, items)] = dm_module_source(dtype, threads, items)
+    for name, source in sources.items():
+        path = directory / f"{name}.py"
+        # Rewriting an unchanged module would change its mtime and so miss the cache.
+        if not path.exists() or path.read_text() != source:
+            path.write_text(source)
 
 
-def load_module(directory, dtype, threads, items):
+def load_module(directory, key):
     directory = str(pathlib.Path(directory).resolve())
     if directory not in sys.path:
         sys.path.insert(0, directory)
-    return importlib.import_module(module_name(dtype, threads, items))
+    if key == ("check",):
+        return importlib.import_module("coop_tiles_check")
+    name = (dm_module_name if section_of(key) == "data-movement" else module_name)(*key[1:4])
+    return importlib.import_module(name)
 
 
-def python_function(module, kernel):
-    return getattr(module, f"tile_{kernel}")
+def python_function(module, key):
+    if section_of(key) == "data-movement":
+        return getattr(module, f"tile_{key[0]}_{key[4]}")
+    return getattr(module, f"tile_{key[0]}")
+
+
+def key_fields(key):
+    """The JSON fields naming a kernel (``algorithm`` for data movement only, so that the
+    collectives' lines keep their fields)."""
+    fields = dict(impl="coop", kernel=key[0], dtype=key[1], threads=key[2], items=key[3])
+    if len(key) == 5:
+        fields["algorithm"] = key[4]
+    return fields
 
 
 def emit(**fields):
@@ -148,10 +335,10 @@ def import_cuda():
     return cuda, coop
 
 
-def jit(cuda, module, kernel, cache):
+def jit(cuda, module, key, cache):
     """Eager compile (or load from the disk cache) of one kernel; the dispatcher and its
     one compiled kernel, bound to the context (module loaded), ready to launch."""
-    dispatcher = cuda.jit(module.SIGNATURE, cache=cache)(python_function(module, kernel))
+    dispatcher = cuda.jit(module.SIGNATURE, cache=cache)(python_function(module, key))
     compiled = next(iter(dispatcher.overloads.values()))
     compiled.bind()  # a kernel loaded from the cache is bound lazily: count it here
     return dispatcher, compiled
@@ -222,6 +409,15 @@ def pattern(n, dtype):
     return values
 
 
+def move_pattern(n, dtype):
+    """Data movement's input: value(i) = i mod 2^28 (as cub_tiles.cu): distinct within any
+    2^28 items, so a misplaced item is caught, and ``x * 3 + 1`` is exact in int32 and
+    float64."""
+    import numpy as np
+
+    return (np.arange(n, dtype=np.int64) & 0x0FFFFFFF).astype(dtype)
+
+
 def median_seconds(cuda, launch):
     """Median seconds per launch: WARMUP launches, then REPS launches back to back with an
     event recorded between consecutive ones, so that the GPU, kept busy by the queue,
@@ -239,11 +435,15 @@ def median_seconds(cuda, launch):
     return statistics.median(ms) * 1e-3
 
 
-def zero(cuda, array):
+def fill(cuda, array, byte):
     from numba.cuda.cudadrv import driver
 
-    driver.device_memset(array, 0, array.nbytes)
+    driver.device_memset(array, byte, array.nbytes)
     cuda.synchronize()
+
+
+def zero(cuda, array):
+    fill(cuda, array, 0)
 
 
 def check_sums(got, host, tile):
@@ -270,62 +470,146 @@ def check_scan(d_out, host, tile):
     return f"FAILED: {bad} wrong prefixes in 3 spot-checked tiles" if bad else "ok"
 
 
-def time_all(directory, log2n, only=None, dtypes=DTYPES):
+def mismatch_counter(directory):
+    """``count_mismatches[blocks, threads](got, want, result)``, a plain-Numba kernel of
+    the generated modules: ``result[0]`` += the positions where ``got != want``,
+    ``result[1]`` = the lowest of them (exact comparison, the whole array, on the device)."""
+    return load_module(directory, ("check",)).count_mismatches
+
+
+def check_move(cuda, counter, d_out, d_want, want, tile):
+    """The whole output compared with NumPy's expected array on the device, and the first,
+    a middle and the last tile on the host."""
     import numpy as np
 
-    cuda, _ = import_cuda()
-    n = 1 << log2n
-    generate(directory)
-    for dtype in dtypes:
+    result = cuda.to_device(np.array([0, np.iinfo(np.int64).max], np.int64))
+    counter[min(1024, (want.size + 255) // 256), 256](d_out, d_want, result)
+    wrong, first = result.copy_to_host()
+    tiles = want.size // tile
+    spot = 0
+    for t in (0, tiles // 2, tiles - 1):
+        got = d_out[t * tile : (t + 1) * tile].copy_to_host()
+        spot += int(np.count_nonzero(got != want[t * tile : (t + 1) * tile]))
+    if wrong or spot:
+        return (f"FAILED: {wrong} of {want.size} items wrong (first: item {first if wrong else -1}); "
+                f"{spot} wrong in 3 spot-checked tiles")
+    return "ok"
+
+
+def time_collectives(cuda, directory, n, keys):
+    import numpy as np
+
+    for dtype in DTYPES:
+        dtype_keys = [k for k in keys if k[1] == dtype]
+        if not dtype_keys:
+            continue
         host = pattern(n, dtype)
         d_in = cuda.to_device(host)
         d_out = cuda.device_array(n, dtype=np.dtype(dtype))
-        for threads, items in CONFIGS:
-            if only and f"{threads}x{items}" != only:
-                continue
-            module = load_module(directory, dtype, threads, items)
+        for key in dtype_keys:
+            kernel, _, threads, items = key
+            module = load_module(directory, key)
             tile = threads * items
             tiles = n // tile
-            for kernel in KERNELS:
-                fields = dict(impl="coop", kernel=kernel, dtype=dtype, threads=threads, items=items)
-                try:
-                    dispatcher, compiled = jit(cuda, module, kernel, cache=True)
-                except Exception as exc:  # reported; the other kernels go on
-                    emit(**fields, error=f"{type(exc).__name__}: {str(exc)[-2000:]}")
-                    continue
-                configured = dispatcher[tiles, threads]
-                launch = lambda: configured(d_in, d_out)  # noqa: E731
-                zero(cuda, d_out)
+            fields = key_fields(key)
+            try:
+                dispatcher, compiled = jit(cuda, module, key, cache=True)
+            except Exception as exc:  # reported; the other kernels go on
+                emit(**fields, error=f"{type(exc).__name__}: {str(exc)[-2000:]}")
+                continue
+            configured = dispatcher[tiles, threads]
+            launch = lambda: configured(d_in, d_out)  # noqa: E731
+            zero(cuda, d_out)
+            seconds = median_seconds(cuda, launch)
+            if kernel == "sum":
+                check = check_sums(d_out[:tiles].copy_to_host(), host, tile)
+                moved = n * host.itemsize
+            else:
+                check = check_scan(d_out, host, tile)
+                moved = 2 * n * host.itemsize
+            emit(
+                **fields,
+                seconds=seconds,
+                gbps=moved / seconds * 1e-9,
+                regs=compiled.regs_per_thread,
+                check=check,
+            )
+        del d_in, d_out
+
+
+def time_data_movement(cuda, directory, n, keys):
+    import numpy as np
+
+    counter = mismatch_counter(directory)
+    for dtype in DM_DTYPES:
+        dtype_keys = [k for k in keys if k[1] == dtype]
+        if not dtype_keys:
+            continue
+        host = move_pattern(n, dtype)
+        transformed = host * host.dtype.type(3) + host.dtype.type(1)  # NumPy, in the dtype
+        d_in = cuda.to_device(host)
+        d_out = cuda.device_array(n, dtype=np.dtype(dtype))
+        d_transformed = cuda.to_device(transformed)
+        for key in dtype_keys:
+            kernel, _, threads, items, algorithm = key
+            module = load_module(directory, key)
+            tiles = n // (threads * items)
+            fields = key_fields(key)
+            start = time.perf_counter()
+            try:
+                dispatcher, compiled = jit(cuda, module, key, cache=True)
+            except Exception as exc:  # reported; the other kernels go on
+                emit(**fields, error=f"{type(exc).__name__}: {str(exc)[-2000:]}")
+                continue
+            load_s = time.perf_counter() - start
+            configured = dispatcher[tiles, threads]
+            launch = lambda: configured(d_in, d_out)  # noqa: E731
+            try:
+                fill(cuda, d_out, 0xFF)  # -1 / NaN: nothing a previous kernel left passes
                 seconds = median_seconds(cuda, launch)
-                if kernel == "sum":
-                    check = check_sums(d_out[:tiles].copy_to_host(), host, tile)
-                    moved = n * host.itemsize
+                if kernel == "copy":
+                    check = check_move(cuda, counter, d_out, d_in, host, threads * items)
                 else:
-                    check = check_scan(d_out, host, tile)
-                    moved = 2 * n * host.itemsize
-                emit(
-                    **fields,
-                    seconds=seconds,
-                    gbps=moved / seconds * 1e-9,
-                    regs=compiled.regs_per_thread,
-                    check=check,
-                )
+                    check = check_move(cuda, counter, d_out, d_transformed, transformed, threads * items)
+            except Exception as exc:  # a launch failure: reported (a fault ends the others too)
+                emit(**fields, error=f"{type(exc).__name__}: {str(exc)[-2000:]}")
+                continue
+            emit(
+                **fields,
+                seconds=seconds,
+                gbps=2 * n * host.itemsize / seconds * 1e-9,
+                regs=compiled.regs_per_thread,
+                smem=compiled.shared_mem_per_block,
+                local=compiled.local_mem_per_thread,
+                check=check,
+                jit_s=load_s,
+                cache_hit=sum(dispatcher.stats.cache_hits.values()) > 0,
+            )
+        del d_in, d_out, d_transformed
+
+
+def time_all(directory, log2n, keys):
+    cuda, _ = import_cuda()
+    n = 1 << log2n
+    generate(directory)
+    time_collectives(cuda, directory, n, [k for k in keys if section_of(k) == "collectives"])
+    time_data_movement(cuda, directory, n, [k for k in keys if section_of(k) == "data-movement"])
 
 
 def compile_times(directory, phase, specs):
     cuda, _ = import_cuda()
     if "NUMBA_CACHE_DIR" not in os.environ:
         raise SystemExit("coop_tiles compile: set NUMBA_CACHE_DIR (cold: an empty directory)")
+    keys = [parse_spec(spec) for spec in specs]
     cuda.current_context()  # create the context before timing anything
     warm_up = warm_up_compiler(cuda)
     generate(directory)
-    for spec in specs:
-        kernel, dtype, threads, items = parse_spec(spec)
-        module = load_module(directory, dtype, threads, items)  # imports; compiles nothing
-        fields = dict(impl="coop", kernel=kernel, dtype=dtype, threads=threads, items=items)
+    for key in keys:
+        module = load_module(directory, key)  # imports; compiles nothing
+        fields = key_fields(key)
         start = time.perf_counter()
         try:
-            dispatcher, _ = jit(cuda, module, kernel, cache=True)
+            dispatcher, _ = jit(cuda, module, key, cache=True)
         except Exception as exc:  # reported; the other kernels go on
             emit(**fields, phase=phase, error=f"{type(exc).__name__}: {str(exc)[-2000:]}")
             continue
@@ -344,9 +628,23 @@ def compile_times(directory, phase, specs):
 
 
 LOCAL_MEMORY = re.compile(r"\.local\b|__local_depot")
+BARRIERS = re.compile(r"^\s*(?:bar\.sync|barrier\.sync|bar\.warp\.sync|bar\.red)\b", re.MULTILINE)
+WARP_BARRIERS = re.compile(r"^\s*bar\.warp\.sync\b", re.MULTILINE)
+GLOBAL_ACCESS = re.compile(r"^\s*(ld|st)\.global(\S*)", re.MULTILINE)
 
 
-def ptx_all(directory):
+def access_widths(accesses, op):
+    """{"v1": scalar count, "v2": ..., "v4": ...} of the global loads or stores."""
+    counts = {}
+    for kind, suffix in accesses:
+        if kind == op:
+            width = re.search(r"\.(v[248])\.", suffix + ".")
+            name = width.group(1) if width else "v1"
+            counts[name] = counts.get(name, 0) + 1
+    return dict(sorted(counts.items()))
+
+
+def ptx_all(directory, keys):
     from numba import cuda
     import numba.cuda.dispatcher as dispatcher
 
@@ -361,24 +659,38 @@ def ptx_all(directory):
     dispatcher.get_current_device = lambda: Sm90()  # no GPU needed to compile PTX
     generate(directory)
     failures = 0
-    for kernel, dtype, threads, items in all_kernels():
-        module = load_module(directory, dtype, threads, items)
-        fields = dict(impl="coop", kernel=kernel, dtype=dtype, threads=threads, items=items)
+    for key in keys:
+        module = load_module(directory, key)
+        fields = key_fields(key)
         start = time.perf_counter()
         try:
-            ptx, _ = cuda.compile_ptx(python_function(module, kernel), module.SIGNATURE, cc=(9, 0))
+            ptx, _ = cuda.compile_ptx(python_function(module, key), module.SIGNATURE, cc=(9, 0))
         except Exception as exc:
             failures += 1
             emit(**fields, error=f"{type(exc).__name__}: {exc}")
             continue
+        accesses = GLOBAL_ACCESS.findall(ptx)
         emit(
             **fields,
             ptx_s=time.perf_counter() - start,
+            ptx_bytes=len(ptx.encode()),
             local_memory=bool(LOCAL_MEMORY.search(ptx)),
             calls=len(re.findall(r"^\s*call(\.uni)?\b", ptx, re.MULTILINE)),
+            block_barriers=len(BARRIERS.findall(ptx)) - len(WARP_BARRIERS.findall(ptx)),
+            warp_barriers=len(WARP_BARRIERS.findall(ptx)),
+            global_loads=access_widths(accesses, "ld"),
+            global_stores=access_widths(accesses, "st"),
             error=None,
         )
     return 1 if failures else 0
+
+
+def add_selection(parser):
+    parser.add_argument("--section", choices=("all",) + SECTIONS, default="all",
+                        help="one section's kernels (default: all)")
+    parser.add_argument("--kernels", action="append", metavar="GLOB[,GLOB...]",
+                        help="only the kernels whose spec matches a glob, e.g. 'copy:*' or "
+                        "'*:float64:*:*:transpose' (repeatable)")
 
 
 def main(argv=None):
@@ -391,13 +703,16 @@ def main(argv=None):
     p.add_argument("dir")
     p.add_argument("--log2n", type=int, default=28)
     p.add_argument("--only", metavar="THREADSxITEMS", help="time one configuration (profiling)")
-    p.add_argument("--dtype", choices=DTYPES, help="time one dtype (profiling)")
+    p.add_argument("--dtype", choices=sorted(set(DTYPES + DM_DTYPES)), help="time one dtype (profiling)")
+    add_selection(p)
     p = sub.add_parser("compile", help="compile time of the named kernels")
     p.add_argument("dir")
     p.add_argument("--phase", choices=("cold", "cached"), required=True)
-    p.add_argument("kernels", nargs="+", metavar="KERNEL:DTYPE:THREADS:ITEMS")
+    p.add_argument("kernels", nargs="+", metavar="SPEC",
+                   help="KERNEL:DTYPE:THREADS:ITEMS or KERNEL:DTYPE:THREADS:ITEMS:ALGORITHM")
     p = sub.add_parser("ptx", help="compile every kernel to sm_90 PTX (no GPU needed)")
     p.add_argument("dir")
+    add_selection(p)
     args = parser.parse_args(argv)
 
     if args.command == "generate":
@@ -405,11 +720,11 @@ def main(argv=None):
     elif args.command == "info":
         info()
     elif args.command == "time":
-        time_all(args.dir, args.log2n, args.only, (args.dtype,) if args.dtype else DTYPES)
+        time_all(args.dir, args.log2n, selected(args.section, args.kernels, args.only, args.dtype))
     elif args.command == "compile":
         compile_times(args.dir, args.phase, args.kernels)
     elif args.command == "ptx":
-        return ptx_all(args.dir)
+        return ptx_all(args.dir, selected(args.section, args.kernels))
     return 0
 
 

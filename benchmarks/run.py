@@ -1,28 +1,43 @@
 """coop vs CUB tile benchmarks: one command, on a machine with a GPU and nvcc.
 
     python benchmarks/run.py [--out BENCHMARKS.md] [--quick]
+                             [--section all|collectives|data-movement] [--only-kernels GLOBS]
 
 1. builds benchmarks/cub_tiles.cu with nvcc against the CUB headers ($CCCL_INCLUDE, or
-   the toolkit's / the nvidia-cuda-cccl wheel's include/cccl);
-2. measures coop's compile time per kernel: cold (a fresh process per kernel, empty
-   Numba cache for it) and cached (a fresh process per kernel, loading the cold run's
-   entry from NUMBA_CACHE_DIR); each process first creates the CUDA context and compiles
-   a trivial plain-Numba kernel, so neither includes imports, context creation or
-   Numba's and NVVM's one-time setup;
-3. times the coop kernels (benchmarks/coop_tiles.py) and the CUB kernels (the binary),
-   CUDA events, median of 20 launches after 3 warm-ups, each checked against the host;
-4. writes benchmarks/results.jsonl (raw JSON lines), benchmarks/ratios.svg (coop/CUB
-   throughput) and BENCHMARKS.md (device, date, versions, tables, the plot).
+   the toolkit's / the nvidia-cuda-cccl wheel's include/cccl), in the background while
+   the coop kernels compile (one nvcc invocation, every kernel of both sections);
+2. compiles the data-movement coop kernels into a fresh Numba cache, a few processes side
+   by side (their cold compile times, indicative: batched, after one warm-up per process);
+3. measures the collectives' coop compile time per kernel: cold (a fresh process per
+   kernel, empty Numba cache for it) and cached (a fresh process per kernel, loading the
+   cold run's entry from NUMBA_CACHE_DIR); each process first creates the CUDA context
+   and compiles a trivial plain-Numba kernel, so neither includes imports, context
+   creation or Numba's and NVVM's one-time setup;
+4. times the coop kernels (benchmarks/coop_tiles.py, loading them from that cache) and
+   the CUB kernels (the binary), CUDA events, median of 20 launches after 3 warm-ups,
+   each checked against the host;
+5. writes benchmarks/results.jsonl (raw JSON lines), benchmarks/ratios.svg (coop/CUB
+   throughput of the collectives) and BENCHMARKS.md (device, date, versions, tables,
+   targets, the plot).
+
+Sections: *collectives* (block sum and exclusive sum, int32 / float32) and
+*data-movement* (block load / store: copy, transform and coop.block.transform tiles,
+int32 / float64, every algorithm). ``--section`` runs one; ``--only-kernels`` takes shell
+globs over kernel specs (``sum:int32:128:4``, ``copy:float64:256:8:warp_transpose``; see
+coop_tiles.py), for both sides. ``--report-from A.jsonl [B.jsonl ...]`` writes the report
+from recorded results (merging partial runs) without a GPU; ``--dry-run`` prints the
+plan.
 """
 
 import argparse
-import datetime
 import concurrent.futures
+import datetime
 import json
 import os
 import pathlib
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -39,10 +54,20 @@ QUICK_LOG2N = 24
 TARGET_RATIO = 1.00
 TARGET_COLD_S = 0.5
 TARGET_CACHED_S = 0.05
+TARGET_MEMCPY = 0.90  # data movement: the best algorithm's share of cudaMemcpy's bandwidth
 KERNEL_TITLES = {
     "sum": "Block sum (one output per tile; GB/s counts the input read once)",
     "exclusive_sum": "Block exclusive sum (load, scan, store; GB/s counts read + write)",
 }
+DM_TITLES = {
+    "copy": "copy",
+    "transform": "transform",
+    "block_transform": "coop.block.transform",
+}
+CUB_DM_KERNELS = ("copy", "transform")  # coop's block_transform is compared with CUB's transform
+# Every kernel that cub_tiles.cu compiles (both sections, whatever runs).
+CUB_KERNEL_COUNT = len(coop_tiles.all_kernels()) + len(
+    [k for k in coop_tiles.dm_kernels() if k[0] in CUB_DM_KERNELS])
 
 STARTED = time.perf_counter()
 
@@ -54,7 +79,14 @@ def say(message):
 def run(command, env=None, fatal=True, timeout=900):
     """Run a command; its stdout's JSON lines. On failure, show its stderr and stop, or
     (``fatal=False``) go on with the lines it printed: the report marks what is missing."""
-    result = subprocess.run(command, env=env, capture_output=True, text=True, timeout=timeout)
+    try:
+        result = subprocess.run(command, env=env, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired as exc:
+        if fatal:
+            raise SystemExit(f"run.py: timed out after {timeout} s: {' '.join(map(str, command))}")
+        say(f"WARNING: timed out after {timeout} s: {' '.join(map(str, command))}")
+        stdout = exc.stdout.decode() if isinstance(exc.stdout, bytes) else (exc.stdout or "")
+        return [json.loads(line) for line in stdout.splitlines() if line.startswith("{")]
     if result.returncode != 0:
         sys.stderr.write(result.stdout[-4000:] + result.stderr[-8000:])
         message = f"failed ({result.returncode}): {' '.join(map(str, command))}"
@@ -62,6 +94,13 @@ def run(command, env=None, fatal=True, timeout=900):
             raise SystemExit("run.py: " + message)
         say("WARNING: " + message)
     return [json.loads(line) for line in result.stdout.splitlines() if line.startswith("{")]
+
+
+def key_of(record):
+    """The kernel a record is about: (kernel, dtype, threads, items) for the collectives,
+    (kernel, dtype, threads, items, algorithm) for data movement."""
+    key = (record["kernel"], record["dtype"], record["threads"], record["items"])
+    return key + (record["algorithm"],) if "algorithm" in record else key
 
 
 # -- CUB -------------------------------------------------------------------------------------
@@ -105,17 +144,33 @@ def nvcc_version(nvcc):
     return "nvcc " + (match.group(1) if match else "(version unknown)")
 
 
+def cub_build_command(nvcc, cccl, cc, binary):
+    arch = "sm_" + cc.replace(".", "")
+    return [nvcc, "-O3", "-std=c++17", f"-arch={arch}", f"-I{cccl}",
+            str(HERE / "cub_tiles.cu"), "-o", str(binary)]
+
+
 def build_cub(nvcc, cccl, cc, workdir):
     binary = workdir / "cub_tiles"
-    arch = "sm_" + cc.replace(".", "")
-    command = [nvcc, "-O3", "-std=c++17", f"-arch={arch}", f"-I{cccl}",
-               str(HERE / "cub_tiles.cu"), "-o", str(binary)]
+    command = cub_build_command(nvcc, cccl, cc, binary)
     start = time.perf_counter()
     result = subprocess.run(command, capture_output=True, text=True)
     if result.returncode != 0:
         sys.stderr.write(result.stderr[-8000:])
         raise SystemExit("run.py: nvcc failed: " + " ".join(command))
     return binary, time.perf_counter() - start, " ".join(command)
+
+
+def cub_selection(section, patterns, keys):
+    """cub_tiles' arguments selecting the CUB kernels that the selected coop kernels (keys)
+    are compared with: with patterns, their exact specs (coop's block_transform kernels
+    are compared with CUB's transform kernels)."""
+    arguments = ["--section", section]
+    if patterns:
+        cub_keys = [("transform",) + k[1:] if k[0] == "block_transform" else k for k in keys]
+        specs = dict.fromkeys(coop_tiles.kernel_spec(*k) for k in cub_keys)
+        arguments += ["--kernels", ",".join(specs)]
+    return arguments
 
 
 # -- coop ------------------------------------------------------------------------------------
@@ -125,11 +180,14 @@ def coop_command(*args):
     return [sys.executable, str(HERE / "coop_tiles.py"), *map(str, args)]
 
 
-def compile_times(modules, cache, batch):
-    """{(kernel, dtype, threads, items): {"cold": record, "cached": record}}."""
+def compile_times(modules, cache, batch, keys):
+    """The collectives' compile times: {(kernel, dtype, threads, items): {"cold": record,
+    "cached": record}} (``{phase}_error`` for failures)."""
     env = dict(os.environ, NUMBA_CACHE_DIR=str(cache))
-    specs = [coop_tiles.kernel_spec(*k) for k in coop_tiles.all_kernels()]
+    specs = [coop_tiles.kernel_spec(*k) for k in keys]
     times = {}
+    if not specs:
+        return times
     for phase in ("cold", "cached"):
         say(f"coop compile times, {phase} ({'one process' if batch else 'a process per kernel'})")
         groups = [specs] if batch else [[spec] for spec in specs]
@@ -141,7 +199,7 @@ def compile_times(modules, cache, batch):
             outputs = list(pool.map(lambda command: run(command, env, fatal=False), commands))
         for records in outputs:
             for record in records:
-                key = (record["kernel"], record["dtype"], record["threads"], record["items"])
+                key = key_of(record)
                 if record.get("error"):
                     say(f"  {coop_tiles.kernel_spec(*key)}: FAILED: {record['error'][-500:]}")
                     times.setdefault(key, {})[f"{phase}_error"] = record
@@ -150,6 +208,32 @@ def compile_times(modules, cache, batch):
                 miss = "" if phase == "cold" or record["cache_hit"] else " (cache miss)"
                 say(f"  {coop_tiles.kernel_spec(*key)}: {record['compile_s']:.3f} s{miss}")
     return times
+
+
+def precompile(modules, cache, keys, workers):
+    """Compile the data-movement kernels into the Numba cache, ``workers`` processes side
+    by side (a share each, round robin), so that the timing process only loads them.
+    Returns their cold compile records (and errors)."""
+    specs = [coop_tiles.kernel_spec(*k) for k in keys]
+    if not specs:
+        return []
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(cache))
+    workers = max(1, min(workers, len(specs)))
+    shares = [specs[w::workers] for w in range(workers)]
+    commands = [coop_command("compile", modules, "--phase", "cold", *share) for share in shares]
+    with concurrent.futures.ThreadPoolExecutor(max_workers=workers) as pool:
+        outputs = list(pool.map(lambda command: run(command, env, fatal=False), commands))
+    records = [record for output in outputs for record in output]
+    for record in records:
+        if record.get("error"):
+            say(f"  {coop_tiles.kernel_spec(*key_of(record))}: FAILED: {record['error'][-500:]}")
+    done = [r for r in records if "compile_s" in r]
+    if done:
+        slowest = max(done, key=lambda r: r["compile_s"])
+        say(f"  {len(done)} of {len(specs)} compiled; median "
+            f"{statistics.median(r['compile_s'] for r in done):.3f} s, slowest "
+            f"{slowest['compile_s']:.3f} s ({coop_tiles.kernel_spec(*key_of(slowest))})")
+    return records
 
 
 # -- report ----------------------------------------------------------------------------------
@@ -252,35 +336,56 @@ def fmt(value, digits=3):
     return "–" if value is None else f"{value:.{digits}f}"
 
 
-def write_report(out, records, meta, rows):
+def verdict(ok):
+    return "met" if ok else "**missed**"
+
+
+def pct(value):
+    return "–" if value is None else f"{100 * value:.1f}%"
+
+
+def header_lines(meta, records, collectives):
     info = meta["info"]
     cub_info = meta["cub_info"] or dict(runtime=0, cub_version=0, reps="?", warmup="?")
     warm_ups = sorted(r["warm_up_s"] for r in records
-                      if r.get("phase") == "cold" and "warm_up_s" in r)
-    copy = next((r for r in records if r.get("impl") == "cudaMemcpy"), None)
-    svg_link = os.path.relpath(HERE / "ratios.svg", out.resolve().parent).replace(os.sep, "/")
+                      if r.get("phase") == "cold" and "warm_up_s" in r and "algorithm" not in r)
+    copy = memcpy_record(records)
     lines = [
         "# coop vs CUB: block tile benchmarks",
         "",
     ]
     if meta["quick"]:
         lines += ["**Smoke run (`--quick`, 2^24 elements): not representative.**", ""]
+    partial = []
+    if meta.get("section", "all") != "all":
+        partial.append(f"section {meta['section']} only")
+    if meta.get("patterns"):
+        partial.append("kernels matching " + ", ".join(f"`{p}`" for p in meta["patterns"]))
+    if partial:
+        lines += [f"**Partial run: {'; '.join(partial)}.**", ""]
     lines += [
         f"- Device: {info['device']} (compute capability {info['cc']}), driver "
         + (f"{info['driver_release']} " if info.get("driver_release") else "")
         + f"(CUDA {info['driver']}), CUDA runtime (CUB side) {cuda_version(cub_info['runtime'])}",
         f"- Date: {meta['date']}",
+    ]
+    if meta.get("merged"):
+        lines.append(f"- Merged from {len(meta['merged'])} runs: " + "; ".join(meta["merged"]))
+    lines += [
         f"- Versions: coop {info['coop']} (git {meta['git']}), numba {info['numba']}, "
         f"numba-cuda {info['numba_cuda']}, numpy {info['numpy']}, Python {info['python']}, "
         f"{meta['nvcc']}, CUB {cub_version(cub_info['cub_version'])}",
         f"- Problem: 2^{meta['log2n']} elements per kernel; median of {cub_info['reps']} launches "
         f"after {cub_info['warmup']} warm-ups, timed with CUDA events recorded between "
         "back-to-back launches; every result checked against the host.",
-        f"- CUB build: `{meta['nvcc_command']}` ({meta['nvcc_seconds']:.1f} s for all 24 kernels)",
+        f"- CUB build: `{meta['nvcc_command']}` ({meta['nvcc_seconds']:.1f} s for all "
+        f"{meta.get('cub_kernels', 24)} kernels)",
     ]
     if copy:
         lines.append(f"- Reference: device-to-device `cudaMemcpy` of "
                      f"{copy['bytes'] / 2**30:.2f} GiB: **{copy['gbps']:.0f} GB/s** (read + write)")
+    if not collectives:
+        return lines + [""]
     lines += [
         "- Compile time (coop): *cold* = `cuda.jit(signature, cache=True)` plus loading the "
         "module, in a fresh process with no cache entry for the kernel; *cached* = the same "
@@ -290,39 +395,52 @@ def write_report(out, records, meta, rows):
         + f"{'one process per phase' if meta['batch'] else 'one process per kernel and phase'}).",
         "",
     ]
-    failures = []
+    return lines
+
+
+def memcpy_record(records):
+    return next((r for r in records if r.get("impl") == "cudaMemcpy"), None)
+
+
+def collective_lines(rows, failures):
+    lines = []
     for kernel in coop_tiles.KERNELS:
+        keys = [k for k in rows if k[0] == kernel]
+        if not keys:
+            continue
         lines += [f"## {KERNEL_TITLES[kernel]}", "",
                   "| dtype | threads × items | coop GB/s | CUB GB/s | coop/CUB | regs coop/CUB "
                   "| compile cold (s) | compile cached (s) |",
                   "|---|---|--:|--:|--:|--:|--:|--:|"]
-        for dtype in coop_tiles.DTYPES:
-            for threads, items in coop_tiles.CONFIGS:
-                row = rows[(kernel, dtype, threads, items)]
-                coop, cub = row.get("coop"), row.get("cub")
-                cached = fmt(row.get("cached"))
-                if row.get("cached") is not None and not row.get("cache_hit"):
-                    cached += " (cache miss)"
-                for impl, record in (("coop", coop), ("CUB", cub)):
-                    if record is None:
-                        error = row.get("errors", {}).get(impl.lower(), "no result")
-                        failures.append(f"{impl} {kernel} {dtype} {threads}x{items}: {error}")
-                for phase in ("cold", "cached"):
-                    error = row.get("errors", {}).get(f"compile {phase}")
-                    if error:
-                        failures.append(f"coop {kernel} {dtype} {threads}x{items}, {phase} "
-                                        f"compile: {error[-300:]}")
-                    elif record.get("check") != "ok":
-                        failures.append(
-                            f"{impl} {kernel} {dtype} {threads}x{items}: {record['check']}")
-                lines.append(
-                    f"| {dtype} | {config_label(threads, items)} "
-                    f"| {fmt(coop and coop['gbps'], 0)} | {fmt(cub and cub['gbps'], 0)} "
-                    f"| **{fmt(row.get('ratio'))}** "
-                    f"| {coop['regs'] if coop else '–'}/{cub['regs'] if cub else '–'} "
-                    f"| {fmt(row.get('cold'))} | {cached} |")
+        for key in keys:
+            _, dtype, threads, items = key
+            row = rows[key]
+            coop, cub = row.get("coop"), row.get("cub")
+            cached = fmt(row.get("cached"))
+            if row.get("cached") is not None and not row.get("cache_hit"):
+                cached += " (cache miss)"
+            for impl, record in (("coop", coop), ("CUB", cub)):
+                if record is None:
+                    error = row.get("errors", {}).get(impl.lower(), "no result")
+                    failures.append(f"{impl} {kernel} {dtype} {threads}x{items}: {error}")
+                elif record.get("check") != "ok":
+                    failures.append(f"{impl} {kernel} {dtype} {threads}x{items}: {record['check']}")
+            for phase in ("cold", "cached"):
+                error = row.get("errors", {}).get(f"compile {phase}")
+                if error:
+                    failures.append(f"coop {kernel} {dtype} {threads}x{items}, {phase} "
+                                    f"compile: {error[-300:]}")
+            lines.append(
+                f"| {dtype} | {config_label(threads, items)} "
+                f"| {fmt(coop and coop['gbps'], 0)} | {fmt(cub and cub['gbps'], 0)} "
+                f"| **{fmt(row.get('ratio'))}** "
+                f"| {coop['regs'] if coop else '–'}/{cub['regs'] if cub else '–'} "
+                f"| {fmt(row.get('cold'))} | {cached} |")
         lines.append("")
+    return lines
 
+
+def collective_targets(rows):
     def worst(key, pick):
         found = [(row[key], k) for k, row in rows.items() if row.get(key) is not None]
         return pick(found) if found else (None, None)
@@ -335,13 +453,7 @@ def write_report(out, records, meta, rows):
     cached, cached_key = worst("cached", max)
     misses = [name(k) for k, row in rows.items()
               if row.get("cached") is not None and not row["cache_hit"]]
-
-    def verdict(ok):
-        return "met" if ok else "**not met**"
-
-    lines += [
-        "## Targets",
-        "",
+    return [
         f"- coop ≥ {TARGET_RATIO:.2f}× CUB throughput at every configuration: lowest "
         f"{fmt(low)} ({name(low_key)}): {verdict(low is not None and low >= TARGET_RATIO)}",
         f"- compile ≤ {TARGET_COLD_S} s per kernel cold: slowest {fmt(cold)} s "
@@ -350,13 +462,161 @@ def write_report(out, records, meta, rows):
         f"({name(cached_key)}): "
         f"{verdict(cached is not None and cached <= TARGET_CACHED_S and not misses)}"
         + (f"; **cache misses** (compiled again): {', '.join(misses)}" if misses else ""),
+    ]
+
+
+def dm_name(key):
+    kernel, dtype, threads, items, algorithm = key
+    return f"{DM_TITLES[kernel]} {dtype} {threads}×{items} {algorithm}"
+
+
+def dm_lines(dm_rows, records, failures):
+    """The data-movement section: a table per dtype (rows: configuration × algorithm,
+    columns: the kernels), then its targets."""
+    copy = memcpy_record(records)
+    memcpy = f"{copy['gbps']:.0f} GB/s" if copy else "not measured"
+    kernels = [k for k in coop_tiles.DM_KERNELS if any(key[0] == k for key in dm_rows)]
+    lines = [
+        "## Data movement (block load/store)",
+        "",
+        "`coop.block.load` / `coop.block.store` against `cub::BlockLoad` / `cub::BlockStore`, "
+        "the same algorithm for the load and the store, on full tiles: *copy* loads the "
+        "block's tile into `ITEMS` items per thread and stores it; *transform* applies "
+        "`x * 3 + 1` to each item in between; *coop.block.transform* is that transform as one "
+        "coop primitive (compared with CUB's transform kernel). The transposes share one "
+        "shared-memory buffer between the load and the store (coop: one `temp_storage=` "
+        "array, `coop.block.transform` its own; CUB: a `TempStorage` union and a "
+        "`__syncthreads()` between them). GB/s counts "
+        "the bytes read + written (2 × n × itemsize per launch); *% memcpy*: coop's "
+        f"throughput over the device-to-device `cudaMemcpy`'s ({memcpy}). Bold: the "
+        "configuration's best coop throughput.",
+        "",
+    ]
+    for dtype in coop_tiles.DM_DTYPES:
+        keys = [k for k in dm_rows if k[1] == dtype]
+        configs = list(dict.fromkeys((k[2], k[3]) for k in keys))
+        if not configs:
+            continue
+        head = ["threads × items", "algorithm"]
+        align = ["---", "---"]
+        for kernel in kernels:
+            if kernel in CUB_DM_KERNELS:
+                head += [f"{DM_TITLES[kernel]} coop GB/s", "CUB GB/s", "coop/CUB", "% memcpy"]
+            else:  # compared with CUB's transform, whose GB/s the table shows already
+                head += [f"{DM_TITLES[kernel]} GB/s", "/ CUB transform", "% memcpy"]
+            align += ["--:"] * (4 if kernel in CUB_DM_KERNELS else 3)
+        lines += [f"### {dtype}", "", "| " + " | ".join(head) + " |", "|" + "|".join(align) + "|"]
+        for threads, items in configs:
+            best = {}
+            for kernel in kernels:
+                found = [dm_rows[k]["coop"]["gbps"] for k in keys
+                         if k[0] == kernel and k[2:4] == (threads, items) and dm_rows[k].get("coop")]
+                best[kernel] = max(found) if found else None
+            for algorithm in coop_tiles.ALGORITHMS:
+                cells = [config_label(threads, items), algorithm]
+                present = False
+                for kernel in kernels:
+                    row = dm_rows.get((kernel, dtype, threads, items, algorithm))
+                    with_cub = kernel in CUB_DM_KERNELS
+                    if row is None:
+                        cells += ["–"] * (4 if with_cub else 3)
+                        continue
+                    present = True
+                    coop, cub = row.get("coop"), row.get("cub")
+                    gbps = fmt(coop and coop["gbps"], 0)
+                    if coop and coop["gbps"] == best[kernel]:
+                        gbps = f"**{gbps}**"
+                    cells += [gbps] + ([fmt(cub and cub["gbps"], 0)] if with_cub else [])
+                    cells += [fmt(row.get("ratio")), pct(row.get("memcpy"))]
+                if present:
+                    lines.append("| " + " | ".join(cells) + " |")
+        lines.append("")
+
+    for key, row in dm_rows.items():
+        for impl in ("coop", "cub"):
+            record = row.get(impl)
+            label = "CUB" if impl == "cub" else "coop"
+            if impl == "cub" and key[0] not in CUB_DM_KERNELS:
+                label = "CUB (transform)"
+            if record is None:
+                error = row.get("errors", {}).get(impl, "no result")
+                failures.append(f"{label} {dm_name(key)}: {error}")
+            elif record.get("check") != "ok":
+                failures.append(f"{label} {dm_name(key)}: {record['check']}")
+        if row.get("errors", {}).get("compile cold"):
+            failures.append(f"coop {dm_name(key)}, compile: {row['errors']['compile cold'][-300:]}")
+
+    lines += ["### Data-movement targets", ""]
+    for kernel in kernels:
+        rated = [(row["ratio"], k) for k, row in dm_rows.items() if k[0] == kernel and "ratio" in row]
+        total = sum(1 for k in dm_rows if k[0] == kernel)
+        if not rated:
+            lines.append(f"- {DM_TITLES[kernel]}: coop ≥ {TARGET_RATIO:.2f}× CUB for every "
+                         f"configuration and algorithm: no ratio measured: {verdict(False)}")
+            continue
+        low, low_key = min(rated)
+        below = sum(1 for ratio, _ in rated if ratio < TARGET_RATIO)
+        complete = len(rated) == total
+        lines.append(
+            f"- {DM_TITLES[kernel]}: coop ≥ {TARGET_RATIO:.2f}× CUB for every configuration and "
+            f"algorithm: lowest {fmt(low)} ({dm_name(low_key)}), {below} of {len(rated)} below"
+            + ("" if complete else f" ({total - len(rated)} without a ratio)")
+            + f": {verdict(below == 0 and complete)}")
+    for kernel in kernels:
+        for dtype in coop_tiles.DM_DTYPES:
+            keys = [k for k in dm_rows if k[0] == kernel and k[1] == dtype]
+            if not keys:
+                continue
+            measured = [(dm_rows[k]["coop"]["gbps"], k) for k in keys if dm_rows[k].get("coop")]
+            cub_best = max((dm_rows[k]["cub"]["gbps"] for k in keys if dm_rows[k].get("cub")),
+                           default=None)
+            if not measured or not copy:
+                lines.append(f"- {DM_TITLES[kernel]} {dtype}: best algorithm ≥ "
+                             f"{100 * TARGET_MEMCPY:.0f}% of memcpy: not measured: {verdict(False)}")
+                continue
+            gbps, key = max(measured)
+            share = gbps / copy["gbps"]
+            cub_share = cub_best / copy["gbps"] if cub_best else None
+            lines.append(
+                f"- {DM_TITLES[kernel]} {dtype}: best algorithm ≥ {100 * TARGET_MEMCPY:.0f}% of "
+                f"memcpy: {key[2]}×{key[3]} {key[4]}, {gbps:.0f} GB/s = {pct(share)} "
+                f"(CUB's best: {pct(cub_share)}): {verdict(share >= TARGET_MEMCPY)}")
+    compiled = [row["cold"] for row in dm_rows.values() if row.get("cold") is not None]
+    if compiled:
+        slowest = max((row["cold"], k) for k, row in dm_rows.items() if row.get("cold") is not None)
+        lines.append(
+            f"- (information) coop compile, cold, {len(compiled)} data-movement kernels compiled "
+            f"in a few processes side by side, one warm-up each: median "
+            f"{statistics.median(compiled):.3f} s, slowest {slowest[0]:.3f} s ({dm_name(slowest[1])})")
+    lines.append("")
+    return lines
+
+
+def write_report(out, records, meta, rows, dm_rows, svg):
+    lines = header_lines(meta, records, bool(rows))
+    failures = []
+    lines += collective_lines(rows, failures)
+    if dm_rows:
+        lines += dm_lines(dm_rows, records, failures)
+    lines += ["## Targets", ""]
+    if rows:
+        lines += collective_targets(rows)
+    if dm_rows:
+        lines.append("- data movement: see *Data-movement targets* above")
+    lines += [
         "- every kernel compiled, ran and matched the host: "
         + ("yes" if not failures else "**no**: " + "; ".join(failures)),
         "",
-        "## coop / CUB throughput",
-        "",
-        f"![coop/CUB throughput ratio per configuration]({svg_link})",
-        "",
+    ]
+    if rows and svg is not None:
+        svg_link = os.path.relpath(svg.resolve(), out.resolve().parent).replace(os.sep, "/")
+        lines += [
+            "## coop / CUB throughput",
+            "",
+            f"![coop/CUB throughput ratio per configuration]({svg_link})",
+            "",
+        ]
+    lines += [
         "Raw measurements: `benchmarks/results.jsonl`. Reproduce: `python benchmarks/run.py`.",
         "",
     ]
@@ -364,18 +624,40 @@ def write_report(out, records, meta, rows):
     return failures
 
 
-def tabulate(records, times):
-    """{(kernel, dtype, threads, items): {coop, cub, ratio, cold, cached, cache_hit}}."""
-    rows = {key: {} for key in [tuple(k) for k in coop_tiles.all_kernels()]}
+def compile_records(records):
+    """{key: {"cold": record, "cached": record, "cold_error": record, ...}} from the
+    compile records (those with a ``phase``)."""
+    times = {}
+    for record in records:
+        if record.get("impl") == "coop" and "phase" in record:
+            phase = record["phase"] + ("_error" if record.get("error") else "")
+            times.setdefault(key_of(record), {})[phase] = record
+    return times
+
+
+def measurements(records, keys):
+    """{key: {"coop": record, "cub": record, "errors": {...}}} for the throughput records
+    (not the compile ones) of the given keys."""
+    rows = {key: {} for key in keys}
     for record in records:
         if record.get("impl") in ("coop", "cub") and "phase" not in record and (
             "gbps" in record or "error" in record
         ):
-            key = (record["kernel"], record["dtype"], record["threads"], record["items"])
+            key = key_of(record)
+            if key not in rows:
+                continue
             if "gbps" in record:
-                rows.setdefault(key, {})[record["impl"]] = record
+                rows[key][record["impl"]] = record
             else:
-                rows.setdefault(key, {}).setdefault("errors", {})[record["impl"]] = record["error"]
+                rows[key].setdefault("errors", {})[record["impl"]] = record["error"]
+    return rows
+
+
+def tabulate(records, keys):
+    """The collectives: {(kernel, dtype, threads, items): {coop, cub, ratio, cold, cached,
+    cache_hit}}."""
+    rows = measurements(records, keys)
+    times = compile_records(records)
     for key, row in rows.items():
         if row.get("coop") and row.get("cub"):
             row["ratio"] = row["coop"]["gbps"] / row["cub"]["gbps"]
@@ -392,42 +674,227 @@ def tabulate(records, times):
     return rows
 
 
+def tabulate_dm(records, keys):
+    """Data movement: {(kernel, dtype, threads, items, algorithm): {coop, cub, ratio,
+    memcpy, cold}}; coop's block_transform is paired with CUB's transform."""
+    cub_keys = [("transform",) + k[1:] if k[0] == "block_transform" else k for k in keys]
+    found = measurements(records, list(dict.fromkeys(list(keys) + cub_keys)))
+    times = compile_records(records)
+    copy = memcpy_record(records)
+    rows = {}
+    for key, cub_key in zip(keys, cub_keys):
+        row = {}
+        if found[key].get("coop"):
+            row["coop"] = found[key]["coop"]
+        if found[cub_key].get("cub"):
+            row["cub"] = found[cub_key]["cub"]
+        errors = {impl: error for impl, error in found[key].get("errors", {}).items() if impl == "coop"}
+        if "cub" in found[cub_key].get("errors", {}):
+            errors["cub"] = found[cub_key]["errors"]["cub"]
+        phases = times.get(key, {})
+        if "cold_error" in phases:
+            errors["compile cold"] = phases["cold_error"]["error"]
+        if errors:
+            row["errors"] = errors
+        if "cold" in phases:
+            row["cold"] = phases["cold"]["compile_s"]
+        if row.get("coop") and row.get("cub"):
+            row["ratio"] = row["coop"]["gbps"] / row["cub"]["gbps"]
+        if row.get("coop") and copy:
+            row["memcpy"] = row["coop"]["gbps"] / copy["gbps"]
+        rows[key] = row
+    return rows
+
+
+def make_report(records, meta, out, svg, collective_keys, dm_keys):
+    """Tables, plot and report from the records; the failures."""
+    rows = tabulate(records, collective_keys)
+    dm_rows = tabulate_dm(records, dm_keys)
+    if rows and svg is not None:
+        ratio_svg(rows, svg)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    return write_report(out, records, meta, rows, dm_rows, svg if rows else None)
+
+
+def load_runs(paths):
+    """Records and meta of one or more results.jsonl files (later files win for the same
+    kernel and measurement), for ``--report-from``."""
+    metas, merged = [], {}
+    info = cub_info = None
+    for path in paths:
+        for number, line in enumerate(pathlib.Path(path).read_text().splitlines(), 1):
+            if not line.strip():
+                continue
+            record = json.loads(line)
+            impl = record.get("impl")
+            if impl == "run":
+                metas.append(record)
+            elif impl == "info" and "cub_version" in record:
+                cub_info = record
+                merged[("info", "cub")] = record
+            elif impl == "info":
+                info = record
+            elif impl == "cudaMemcpy":
+                merged[("cudaMemcpy",)] = record
+            elif impl in ("coop", "cub"):
+                merged[(impl, key_of(record), record.get("phase"))] = record
+            else:
+                raise SystemExit(f"run.py: {path}:{number}: unknown record {line[:200]}")
+    if not metas or info is None:
+        raise SystemExit("run.py: --report-from: no run line or no coop info line in "
+                         + ", ".join(map(str, paths)))
+    meta = dict(metas[-1], info=info, cub_info=cub_info)  # the latest run's build and date
+    # (results from before the data-movement section have no "section": collectives)
+    meta["selections"] = [selection for m in metas for selection in
+                          m.get("selections", [(m.get("section", "collectives"), m.get("patterns"))])]
+    if len(metas) > 1:
+        meta["merged"] = [f"{m['date']} ({m.get('section', 'all')}"
+                          + (f", kernels {', '.join(m['patterns'])}" if m.get("patterns") else "")
+                          + f", 2^{m['log2n']} elements)" for m in metas]
+        meta["section"], meta["patterns"] = "all", None
+        meta["quick"] = any(m["quick"] for m in metas)
+    return list(merged.values()), meta
+
+
+def reported_keys(meta):
+    """The kernels the recorded runs selected (their ``section`` and ``patterns``), in
+    report order: (collectives, data movement)."""
+    chosen = set()
+    for section, patterns in meta["selections"]:
+        chosen.update(coop_tiles.selected(section, patterns))
+    return ([k for k in coop_tiles.all_kernels() if k in chosen],
+            [k for k in coop_tiles.dm_kernels() if k in chosen])
+
+
+def plan(args, collective_keys, dm_keys, log2n, batch):
+    """--dry-run: what a run would do."""
+    try:
+        nvcc = find_nvcc()
+        command = " ".join(cub_build_command(nvcc, find_cccl(nvcc), "9.0", "$TMP/cub_tiles"))
+    except SystemExit as exc:
+        command = f"(not here: {exc})"
+    patterns = coop_tiles.split_patterns(args.only_kernels)
+    selection = [f"--section {args.section}"] + ([f"--kernels '{','.join(patterns)}'"] if patterns else [])
+    cub = " ".join(cub_selection(args.section, patterns, collective_keys + dm_keys))
+    workers = args.dm_workers
+    lines = [
+        f"2^{log2n} elements; section {args.section}"
+        + (f"; kernels matching {', '.join(patterns)}" if patterns else ""),
+        f"{len(collective_keys)} collective kernels, {len(dm_keys)} data-movement kernels "
+        f"(coop; CUB: {len({('transform',) + k[1:] if k[0] == 'block_transform' else k for k in dm_keys})} "
+        "data-movement)",
+        "1. coop_tiles.py info",
+        f"2. in the background: {command} (sm_ from the device)",
+        f"3. {len(dm_keys)} data-movement kernels compiled into a fresh Numba cache, "
+        f"{max(1, min(workers, len(dm_keys))) if dm_keys else 0} processes side by side",
+        f"4. collectives' compile times: {len(collective_keys)} kernels x 2 phases, "
+        + ("one process per phase" if batch else "one process per kernel and phase"),
+        f"5. coop_tiles.py time MODULES --log2n {log2n} {' '.join(selection)}",
+        f"6. cub_tiles {log2n} {cub}",
+        f"7. write {args.out}, {args.jsonl}" + (f", {args.svg}" if collective_keys else ""),
+    ]
+    for line in lines:
+        print(line)
+    for key in collective_keys + dm_keys:
+        print("  " + coop_tiles.kernel_spec(*key))
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(
         description="coop vs CUB block tile benchmarks (needs a GPU and nvcc); "
         "writes BENCHMARKS.md, benchmarks/results.jsonl and benchmarks/ratios.svg")
     parser.add_argument("--out", default=str(REPO / "BENCHMARKS.md"),
                         help="the report to write (default: BENCHMARKS.md at the repo root)")
+    parser.add_argument("--jsonl", default=None,
+                        help="the raw results to write (default: benchmarks/results.jsonl; "
+                        "with --report-from, none unless given)")
+    parser.add_argument("--svg", default=str(HERE / "ratios.svg"),
+                        help="the collectives' coop/CUB plot (default: benchmarks/ratios.svg)")
     parser.add_argument("--quick", action="store_true",
                         help=f"smoke run: 2^{QUICK_LOG2N} elements, compile times in one "
                         "process per phase")
     parser.add_argument("--compile-batch", action="store_true",
                         help="measure compile times in one process per phase instead of one "
                         "process per kernel (faster; later kernels then share warm state)")
+    parser.add_argument("--section", choices=("all",) + coop_tiles.SECTIONS, default="all",
+                        help="run one section: collectives (block sum / exclusive sum) or "
+                        "data-movement (block load / store); default: both")
+    parser.add_argument("--only-kernels", action="append", metavar="GLOB[,GLOB...]",
+                        help="only the kernels whose spec matches a shell glob (repeatable), "
+                        "e.g. 'sum:*', 'copy:float64:*', '*:*:*:*:transpose', "
+                        "'*:int32:256:8*'; specs: KERNEL:DTYPE:THREADS:ITEMS[:ALGORITHM]")
+    parser.add_argument("--dm-workers", type=int,
+                        default=int(os.environ.get("DM_COMPILE_PROCESSES", "8")),
+                        help="processes compiling the data-movement kernels side by side "
+                        "(default 8, or $DM_COMPILE_PROCESSES)")
+    parser.add_argument("--report-from", nargs="+", metavar="JSONL",
+                        help="no GPU: write the report (and plot) from recorded results.jsonl "
+                        "files, e.g. of partial runs (later files win)")
+    parser.add_argument("--dry-run", action="store_true",
+                        help="print what would run (kernels, commands) and stop")
     parser.add_argument("--keep", action="store_true", help="keep the temporary work directory")
     args = parser.parse_args(argv)
 
+    out = pathlib.Path(args.out)
+    svg = pathlib.Path(args.svg)
+    if args.report_from:
+        records, meta = load_runs(args.report_from)
+        collective_keys, dm_keys = reported_keys(meta)
+        if args.jsonl:
+            write_jsonl(pathlib.Path(args.jsonl), meta, [meta["info"]] + records)
+        failures = make_report(records, meta, out, svg, collective_keys, dm_keys)
+        say(f"wrote {out}" + (f", {svg}" if collective_keys else ""))
+        if failures:
+            say(f"{len(failures)} kernel(s) failed, mismatched or missing: see the report's Targets")
+            return 1
+        return 0
+
+    jsonl = pathlib.Path(args.jsonl or HERE / "results.jsonl")
+    args.jsonl = str(jsonl)
     log2n = QUICK_LOG2N if args.quick else FULL_LOG2N
     batch = args.compile_batch or args.quick
-    out = pathlib.Path(args.out)
+    patterns = coop_tiles.split_patterns(args.only_kernels)
+    keys = coop_tiles.selected(args.section, patterns)
+    collective_keys = [k for k in keys if coop_tiles.section_of(k) == "collectives"]
+    dm_keys = [k for k in keys if coop_tiles.section_of(k) == "data-movement"]
+    if not keys:
+        raise SystemExit("run.py: no kernel matches --section / --only-kernels (see --dry-run)")
+    if args.dry_run:
+        plan(args, collective_keys, dm_keys, log2n, batch)
+        return 0
+    selection = ["--section", args.section] + [a for p in patterns for a in ("--kernels", p)]
+
     workdir = pathlib.Path(tempfile.mkdtemp(prefix="coop-bench-"))
     modules, cache = workdir / "modules", workdir / "numba-cache"
     cache.mkdir()
     try:
         say("device and versions")
         info = run(coop_command("info"))[0]
-        say(f"{info['device']} (cc {info['cc']}); building the CUB binary")
+        say(f"{info['device']} (cc {info['cc']}); building the CUB binary in the background")
         nvcc = find_nvcc()
-        binary, nvcc_seconds, nvcc_command = build_cub(nvcc, find_cccl(nvcc), info["cc"], workdir)
+        cccl = find_cccl(nvcc)
         coop_tiles.generate(modules)
-        times = compile_times(modules, cache, batch)
+        with concurrent.futures.ThreadPoolExecutor(max_workers=1) as background:
+            build = background.submit(build_cub, nvcc, cccl, info["cc"], workdir)
+            dm_compiled = []
+            if dm_keys:
+                say(f"coop data-movement kernels: compiling {len(dm_keys)} into the cache, "
+                    f"{min(args.dm_workers, len(dm_keys))} processes")
+                dm_compiled = precompile(modules, cache, dm_keys, args.dm_workers)
+            if not build.done():
+                say("waiting for nvcc")
+            binary, nvcc_seconds, nvcc_command = build.result()
+        say(f"CUB binary built ({nvcc_seconds:.1f} s)")
+        times = compile_times(modules, cache, batch, collective_keys)
         say("coop throughput")
         env = dict(os.environ, NUMBA_CACHE_DIR=str(cache))
-        records = run(coop_command("time", modules, "--log2n", log2n), env, fatal=False)
+        records = run(coop_command("time", modules, "--log2n", log2n, *selection), env, fatal=False)
         say("CUB throughput")
-        cub_records = run([str(binary), str(log2n)], fatal=False)
+        cub_records = run([str(binary), str(log2n), *cub_selection(args.section, patterns, keys)],
+                          fatal=False)
         records += cub_records
         records += [r for phases in times.values() for r in phases.values()]  # errors too
+        records += dm_compiled
         say("writing the report")
         meta = dict(
             info=info,
@@ -436,22 +903,20 @@ def main(argv=None):
             nvcc=nvcc_version(nvcc),
             nvcc_command=nvcc_command.replace(str(workdir), "$TMP").replace(str(REPO) + "/", ""),
             nvcc_seconds=nvcc_seconds,
+            cub_kernels=CUB_KERNEL_COUNT,
             git=git_revision(),
             log2n=log2n,
             quick=args.quick,
             batch=batch,
+            section=args.section,
+            patterns=patterns or None,
+            total_s=time.perf_counter() - STARTED,
         )
-        rows = tabulate(records, times)
-        with open(HERE / "results.jsonl", "w") as f:
-            f.write(json.dumps(dict(meta, impl="run", info=None, cub_info=None)) + "\n")
-            for record in [info] + records:
-                f.write(json.dumps(record) + "\n")
-        ratio_svg(rows, HERE / "ratios.svg")
-        out.parent.mkdir(parents=True, exist_ok=True)
-        failures = write_report(out, records, meta, rows)
-        say(f"wrote {out}, {HERE / 'results.jsonl'}, {HERE / 'ratios.svg'}")
+        write_jsonl(jsonl, meta, [info] + records)
+        failures = make_report(records, meta, out, svg, collective_keys, dm_keys)
+        say(f"wrote {out}, {jsonl}" + (f", {svg}" if collective_keys else ""))
         if failures:
-            say(f"{len(failures)} kernel(s) failed or mismatched: see the report's Targets")
+            say(f"{len(failures)} kernel(s) failed, mismatched or missing: see the report's Targets")
             return 1
     finally:
         if args.keep:
@@ -459,6 +924,15 @@ def main(argv=None):
         else:
             shutil.rmtree(workdir, ignore_errors=True)
     return 0
+
+
+def write_jsonl(path, meta, records):
+    """The run's meta line (without the info records, which follow it), then the records."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w") as f:
+        f.write(json.dumps(dict(meta, impl="run", info=None, cub_info=None)) + "\n")
+        for record in records:
+            f.write(json.dumps(record) + "\n")
 
 
 if __name__ == "__main__":

@@ -484,6 +484,605 @@ def temp_storage_not_an_array(x, out):
     out[i] = coop.block.sum(x[i], temp_storage=3)
 
 
+# -- exchanges (coop.block.exchange, coop.warp.exchange) ---------------------------------
+# Names start with "exchange-", not "warp": warp exchanges move items through shared
+# memory, not shuffles.
+
+
+def block_exchange_kernel(dtype, threads, items, time_slicing):
+    T, N, TS = threads, items, time_slicing
+
+    @cuda.jit
+    def kernel(x, out):
+        i = cuda.grid(1)
+        values = cuda.local.array(N, dtype)
+        for j in range(N):
+            values[j] = x[i * N + j]
+        coop.block.exchange.blocked_to_striped(values, values, threads=T, items_per_thread=N, warp_time_slicing=TS)
+        coop.block.exchange.striped_to_blocked(values, values, threads=T, items_per_thread=N, warp_time_slicing=TS)
+        coop.block.exchange.blocked_to_warp_striped(values, values, threads=T, items_per_thread=N,
+                                                    warp_time_slicing=TS)
+        coop.block.exchange.warp_striped_to_blocked(values, values, threads=T, items_per_thread=N,
+                                                    warp_time_slicing=TS)
+        for j in range(N):
+            out[i * N + j] = values[j]
+
+    return kernel
+
+
+def block_scatter_kernel(dtype, threads, items, time_slicing):
+    T, N, TS = threads, items, time_slicing
+
+    @cuda.jit
+    def kernel(x, rank_in, out):
+        i = cuda.grid(1)
+        values = cuda.local.array(N, dtype)
+        ranks = cuda.local.array(N, np.int32)
+        valid = cuda.local.array(N, np.bool_)
+        for j in range(N):
+            values[j] = x[i * N + j]
+            ranks[j] = rank_in[i * N + j]
+            valid[j] = ranks[j] % 3 != 0
+        coop.block.exchange.scatter_to_blocked(values, values, ranks, threads=T, items_per_thread=N,
+                                               warp_time_slicing=TS)
+        coop.block.exchange.scatter_to_striped(values, values, ranks, threads=T, items_per_thread=N,
+                                               warp_time_slicing=TS)
+        coop.block.exchange.scatter_to_striped_guarded(values, values, ranks, threads=T, items_per_thread=N,
+                                                       warp_time_slicing=TS)
+        coop.block.exchange.scatter_to_striped_flagged(values, values, ranks, valid, threads=T,
+                                                       items_per_thread=N, warp_time_slicing=TS)
+        for j in range(N):
+            out[i * N + j] = values[j]
+
+    return kernel
+
+
+def warp_exchange_kernel(dtype, threads, items, width):
+    T, N, W = threads, items, width
+
+    @cuda.jit
+    def kernel(x, rank_in, out):
+        i = cuda.grid(1)
+        values = cuda.local.array(N, dtype)
+        ranks = cuda.local.array(N, np.int32)
+        for j in range(N):
+            values[j] = x[i * N + j]
+            ranks[j] = rank_in[i * N + j]
+        coop.warp.exchange.blocked_to_striped(values, values, threads=T, items_per_thread=N, width=W)
+        coop.warp.exchange.striped_to_blocked(values, values, threads=T, items_per_thread=N, width=W)
+        coop.warp.exchange.scatter_to_striped(values, values, ranks, threads=T, items_per_thread=N, width=W)
+        for j in range(N):
+            out[i * N + j] = values[j]
+
+    return kernel
+
+
+_EXCHANGE_SHAPES = [(128, 4, False), (96, 8, False), (500, 3, True), (1024, 16, True)]
+for _name in ("bool", "int8", "int32", "float16", "float64", "complex128"):
+    _np_dtype, _nb_type = SCALARS[_name]
+    for _t, _n, _ts in _EXCHANGE_SHAPES if _name in ("int32", "float64") else _EXCHANGE_SHAPES[:2]:
+        _suffix = f"{_name}-threads{_t}-items{_n}{'-sliced' if _ts else ''}"
+        case(f"exchange-block-{_suffix}", (_nb_type[::1], _nb_type[::1]))(
+            block_exchange_kernel(_np_dtype, _t, _n, _ts)
+        )
+        case(f"exchange-scatter-{_suffix}", (_nb_type[::1], types.int32[::1], _nb_type[::1]))(
+            block_scatter_kernel(_np_dtype, _t, _n, _ts)
+        )
+    for _t, _n, _w in [(128, 4, 32), (64, 8, 8)]:
+        case(f"exchange-warp-{_name}-threads{_t}-items{_n}-w{_w}", (_nb_type[::1], types.int32[::1], _nb_type[::1]))(
+            warp_exchange_kernel(_np_dtype, _t, _n, _w)
+        )
+
+EXCHANGE_TEMP_BYTES = max(
+    coop.block.exclusive_sum.temp_storage_bytes(np.int32, 128),
+    coop.block.exchange.blocked_to_striped.temp_storage_bytes(np.int32, 128, 4),
+)
+
+
+@case("exchange-temp-storage-shared-with-scan", (types.int32[::1], types.int32[::1]))
+def exchange_temp_storage_shared_with_scan(x, out):
+    temp = cuda.shared.array(EXCHANGE_TEMP_BYTES, np.uint8, alignment=8)
+    i = cuda.grid(1)
+    items = cuda.local.array(4, np.int32)
+    for k in range(4):
+        items[k] = x[i * 4 + k]
+    coop.block.exchange.striped_to_blocked(items, items, threads=128, items_per_thread=4, temp_storage=temp)
+    coop.block.exclusive_sum(items, items, threads=128, temp_storage=temp)
+    coop.block.exchange.blocked_to_warp_striped(items, items, threads=128, items_per_thread=4, temp_storage=temp)
+    for k in range(4):
+        out[i * 4 + k] = items[k]
+
+
+@misuse(
+    "exchange-items-per-thread-missing",
+    (types.int32[::1], types.int32[::1]),
+    "coop.block.exchange.blocked_to_striped: items_per_thread is required",
+)
+def exchange_items_per_thread_missing(x, out):
+    items = cuda.local.array(4, np.int32)
+    items[0] = x[0]
+    coop.block.exchange.blocked_to_striped(items, items, threads=128)
+    out[0] = items[0]
+
+
+@misuse(
+    "exchange-items-per-thread-not-constant",
+    (types.int32[::1], types.int32[::1]),
+    "coop.block.exchange.striped_to_blocked: items_per_thread must be a compile-time constant",
+)
+def exchange_items_per_thread_not_constant(x, out):
+    items = cuda.local.array(4, np.int32)
+    items[0] = x[0]
+    coop.block.exchange.striped_to_blocked(items, items, threads=128, items_per_thread=x[1])
+    out[0] = items[0]
+
+
+@misuse(
+    "exchange-threads-not-constant",
+    (types.int32[::1], types.int32[::1]),
+    "coop.block.exchange.scatter_to_striped: threads must be a compile-time constant",
+)
+def exchange_threads_not_constant(x, out):
+    items = cuda.local.array(4, np.int32)
+    ranks = cuda.local.array(4, np.int32)
+    items[0] = x[0]
+    ranks[0] = 0
+    coop.block.exchange.scatter_to_striped(items, items, ranks, threads=cuda.blockDim.x, items_per_thread=4)
+    out[0] = items[0]
+
+
+@misuse(
+    "exchange-threads-missing",
+    (types.int32[::1], types.int32[::1]),
+    "coop.warp.exchange.striped_to_blocked: threads is required",
+)
+def exchange_threads_missing(x, out):
+    items = cuda.local.array(4, np.int32)
+    items[0] = x[0]
+    coop.warp.exchange.striped_to_blocked(items, items, items_per_thread=4)
+    out[0] = items[0]
+
+
+@misuse(
+    "exchange-output-dtype",
+    (types.int32[::1], types.int32[::1]),
+    "coop.block.exchange.blocked_to_warp_striped: output must hold int32 items like the input, got int64",
+)
+def exchange_output_dtype(x, out):
+    items = cuda.local.array(4, np.int32)
+    wide = cuda.local.array(4, np.int64)
+    items[0] = x[0]
+    coop.block.exchange.blocked_to_warp_striped(items, wide, threads=128, items_per_thread=4)
+    out[0] = wide[0]
+
+
+@misuse(
+    "exchange-ranks-not-integers",
+    (types.float32[::1], types.float32[::1]),
+    "coop.block.exchange.scatter_to_blocked: ranks must hold integer ranks",
+)
+def exchange_ranks_not_integers(x, out):
+    items = cuda.local.array(2, np.float32)
+    ranks = cuda.local.array(2, np.float32)
+    items[0] = x[0]
+    ranks[0] = x[1]
+    coop.block.exchange.scatter_to_blocked(items, items, ranks, threads=64, items_per_thread=2)
+    out[0] = items[0]
+
+
+@misuse(
+    "exchange-items-wrong-length",
+    (types.int32[::1], types.int32[::1]),
+    "coop_error__coop_block_exchange_scatter_to_striped_flagged__is_valid_wrong_length",
+)
+def exchange_items_wrong_length(x, out):
+    items = cuda.local.array(4, np.int32)
+    ranks = cuda.local.array(4, np.int32)
+    valid = cuda.local.array(3, np.bool_)
+    for k in range(4):
+        items[k] = x[k]
+        ranks[k] = k
+    for k in range(3):
+        valid[k] = True
+    coop.block.exchange.scatter_to_striped_flagged(items, items, ranks, valid, threads=32, items_per_thread=4)
+    out[0] = items[0]
+
+
+@misuse(
+    "exchange-tile-too-large",
+    (types.float64[::1], types.float64[::1]),
+    "coop.block.exchange.blocked_to_striped: items_per_thread makes a tile of 1024 x 16 float64 items",
+)
+def exchange_tile_too_large(x, out):
+    items = cuda.local.array(16, np.float64)
+    items[0] = x[0]
+    coop.block.exchange.blocked_to_striped(items, items, threads=1024, items_per_thread=16)
+    out[0] = items[0]
+
+
+@misuse(
+    "exchange-warp-threads-not-multiple-of-width",
+    (types.int32[::1], types.int32[::1]),
+    "coop.warp.exchange.blocked_to_striped: threads must be a multiple of width (16)",
+)
+def exchange_warp_threads_not_multiple_of_width(x, out):
+    items = cuda.local.array(4, np.int32)
+    items[0] = x[0]
+    coop.warp.exchange.blocked_to_striped(items, items, threads=40, items_per_thread=4, width=16)
+    out[0] = items[0]
+
+
+@misuse(
+    "exchange-time-slicing-not-constant",
+    (types.int32[::1], types.int32[::1]),
+    "coop.block.exchange.blocked_to_striped: warp_time_slicing must be a compile-time constant True or False",
+)
+def exchange_time_slicing_not_constant(x, out):
+    items = cuda.local.array(4, np.int32)
+    items[0] = x[0]
+    coop.block.exchange.blocked_to_striped(items, items, threads=64, items_per_thread=4,
+                                           warp_time_slicing=x[1] > 0)
+    out[0] = items[0]
+
+
+# -- end of exchanges ------------------------------------------------------------------------
+
+
+# -- loads, stores, transform and shuffles (coop.block.load/store/transform/shuffle, ------
+# -- coop.warp.load/store) -------------------------------------------------------------------
+# Names start with "load_store-" or "block_shuffle-", not "warp": warp loads use no shuffles.
+
+
+def load_store_kernel(dtype, algorithm, threads, items):
+    T, N, ALG = threads, items, algorithm
+
+    @cuda.jit
+    def kernel(x, out, valid):
+        values = cuda.local.array(N, dtype)
+        base = cuda.blockIdx.x * T * N
+        coop.block.load(x[base:], values, threads=T, algorithm=ALG)
+        coop.block.store(out[base:], values, threads=T, algorithm=ALG)
+        coop.block.load(x[base:], values, threads=T, algorithm=ALG, valid_items=valid, oob_default=x[0])
+        coop.block.store(out[base:], values, threads=T, algorithm=ALG, valid_items=valid)
+        warp_base = (cuda.grid(1) // 16) * 16 * N
+        coop.warp.load(x[warp_base:], values, 16, algorithm=ALG, valid_items=valid)
+        coop.warp.store(out[warp_base:], values, width=16, algorithm=ALG)
+
+    return kernel
+
+
+for _name, (_np_dtype, _nb_type) in SCALARS.items():
+    for _alg in ("direct", "striped", "vectorize"):
+        if _alg != "vectorize" and _name not in ("bool", "int8", "float16", "float64", "complex128"):
+            continue
+        for _n in (4, 3) if _alg == "vectorize" and _name in ("int8", "int32", "complex64") else (4,):
+            case(f"load_store-{_name}-{_alg}-items{_n}", (_nb_type[::1], _nb_type[::1], types.int32))(
+                load_store_kernel(_np_dtype, _alg, 128, _n)
+            )
+
+
+@case("load_store-items16-strided-arrays", (types.int8[:], types.int8[:], types.int64))
+def load_store_items16_strided_arrays(x, out, valid):
+    values = cuda.local.array(16, np.int8)
+    base = cuda.blockIdx.x * 64 * 16
+    coop.block.load(x[base:], values, algorithm="vectorize")
+    coop.block.store(out[base:], values, threads=64, items_per_thread=8, algorithm="striped", valid_items=valid)
+
+
+def transpose_kernel(dtype, algorithm, threads, items):
+    T, N, ALG = threads, items, algorithm
+    BYTES = coop.block.load.temp_storage_bytes(dtype, T, N, algorithm=ALG)
+
+    @cuda.jit
+    def kernel(x, out, valid):
+        values = cuda.local.array(N, dtype)
+        temp = cuda.shared.array(BYTES, np.uint8, alignment=16)
+        base = cuda.blockIdx.x * T * N
+        coop.block.load(x[base:], values, threads=T, items_per_thread=N, algorithm=ALG)
+        coop.block.store(out[base:], values, threads=T, items_per_thread=N, algorithm=ALG)
+        coop.block.load(x[base:], values, threads=T, items_per_thread=N, algorithm=ALG, valid_items=valid,
+                        oob_default=x[0], temp_storage=temp)
+        coop.block.store(out[base:], values, threads=T, items_per_thread=N, algorithm=ALG, valid_items=valid,
+                         temp_storage=temp)
+        warp_base = (cuda.grid(1) // 16) * 16 * N
+        coop.warp.load(x[warp_base:], values, 16, items_per_thread=N, algorithm="transpose", threads=T)
+        coop.warp.store(out[warp_base:], values, width=16, items_per_thread=N, algorithm="transpose", threads=T,
+                        valid_items=valid)
+
+    return kernel
+
+
+for _name in ("bool", "int8", "int32", "float64", "complex128"):
+    _np_dtype, _nb_type = SCALARS[_name]
+    for _alg in ("transpose", "warp_transpose", "warp_transpose_timesliced"):
+        _t = 96 if _alg == "warp_transpose" and _name == "int8" else 128
+        case(f"load_store-{_name}-{_alg}-threads{_t}", (_nb_type[::1], _nb_type[::1], types.int32))(
+            transpose_kernel(_np_dtype, _alg, _t, 8 if _name == "int32" else 4)
+        )
+
+
+@case("load_store-transform", (types.int16[::1], types.float32[::1], types.int64))
+def load_store_transform(x, out, valid):
+    base = cuda.blockIdx.x * 128 * 4
+    coop.block.transform(x[base:], out[base:], lambda v: v * 3 + 1, threads=128, items_per_thread=4,
+                         algorithm="vectorize")
+    coop.block.transform(x[base:], out[base:], lambda v: -v, threads=128,
+                         items_per_thread=4, algorithm="striped", valid_items=valid)
+    coop.block.transform(x[base:], out[base:], lambda v: v, items_per_thread=4, valid_items=valid)
+    coop.block.transform(x[base:], out[base:], lambda v: v + 2, threads=128, items_per_thread=4,
+                         algorithm="warp_transpose", valid_items=valid)
+
+
+def block_shuffle_kernel(dtype, threads):
+    T = threads
+
+    @cuda.jit
+    def kernel(x, out):
+        i = cuda.grid(1)
+        values = cuda.local.array(3, dtype)
+        for j in range(3):
+            values[j] = x[3 * i + j]
+        out[0, i] = coop.block.shuffle.offset(x[i], -3, threads=T)
+        out[1, i] = coop.block.shuffle.rotate(x[i], 5, threads=T)
+        out[2, i] = coop.block.shuffle.up(values, values, threads=T)
+        out[3, i] = coop.block.shuffle.down(values, values, threads=T)
+        for j in range(3):
+            out[4 + j, i] = values[j]
+
+    return kernel
+
+
+for _name in ("bool", "int8", "int32", "float16", "float64", "complex128"):
+    _np_dtype, _nb_type = SCALARS[_name]
+    for _t in (128, None) if _name == "int32" else (96,):
+        case(f"block_shuffle-{_name}-threads{_t}", (_nb_type[::1], _nb_type[:, ::1]))(block_shuffle_kernel(_np_dtype, _t))
+
+
+@misuse(
+    "load-unknown-algorithm",
+    (types.int32[::1], types.int32[::1]),
+    "coop.block.load: algorithm must be one of 'direct', 'striped', 'vectorize', 'transpose', 'warp_transpose', "
+    "'warp_transpose_timesliced'; got 'transposed'",
+)
+def load_unknown_algorithm(x, out):
+    values = cuda.local.array(4, np.int32)
+    coop.block.load(x, values, threads=64, algorithm="transposed")
+    out[0] = values[0]
+
+
+@misuse(
+    "warp-load-unknown-algorithm",
+    (types.int32[::1], types.int32[::1]),
+    "coop.warp.store: algorithm must be one of 'direct', 'striped', 'vectorize', 'transpose'; got 'vectorized'",
+)
+def warp_load_unknown_algorithm(x, out):
+    values = cuda.local.array(4, np.int32)
+    values[0] = x[0]
+    coop.warp.store(out, values, algorithm="vectorized")
+
+
+@misuse(
+    "store-striped-without-threads",
+    (types.int32[::1], types.int32[::1]),
+    "coop.block.store: threads is required by algorithm 'striped': the block's thread count, a compile-time constant",
+)
+def store_striped_without_threads(x, out):
+    values = cuda.local.array(4, np.int32)
+    values[0] = x[0]
+    coop.block.store(out, values, algorithm="striped")
+
+
+@misuse(
+    "load-threads-not-constant",
+    (types.int32[::1], types.int32[::1]),
+    "coop.block.load: threads must be a compile-time constant",
+)
+def load_threads_not_constant(x, out):
+    values = cuda.local.array(4, np.int32)
+    coop.block.load(x, values, threads=cuda.blockDim.x, algorithm="striped")
+    out[0] = values[0]
+
+
+@misuse(
+    "load-items-dtype",
+    (types.float32[::1], types.float32[::1]),
+    "coop.block.load: items must hold float32 items like src, got float64",
+)
+def load_items_dtype(x, out):
+    values = cuda.local.array(4, np.float64)
+    coop.block.load(x, values)
+    out[0] = values[0]
+
+
+@misuse(
+    "warp-store-items-dtype",
+    (types.int32[::1], types.int32[::1]),
+    "coop.warp.store: items must hold int32 items like dst, got int64",
+)
+def warp_store_items_dtype(x, out):
+    values = cuda.local.array(4, np.int64)
+    values[0] = x[0]
+    coop.warp.store(out, values, 8)
+
+
+@misuse(
+    "load-transpose-items-per-thread-missing",
+    (types.int32[::1], types.int32[::1]),
+    "coop.block.load: items_per_thread is required by algorithm 'warp_transpose': the items per thread as a "
+    "compile-time constant",
+)
+def load_transpose_items_per_thread_missing(x, out):
+    values = cuda.local.array(4, np.int32)
+    coop.block.load(x, values, threads=64, algorithm="warp_transpose")
+    out[0] = values[0]
+
+
+@misuse(
+    "warp-store-transpose-threads-missing",
+    (types.int32[::1], types.int32[::1]),
+    "coop.warp.store: threads is required by algorithm 'transpose': the block's thread count",
+)
+def warp_store_transpose_threads_missing(x, out):
+    values = cuda.local.array(4, np.int32)
+    values[0] = x[0]
+    coop.warp.store(out, values, items_per_thread=4, algorithm="transpose")
+
+
+@misuse(
+    "warp-load-transpose-partial-logical-warps",
+    (types.int32[::1], types.int32[::1]),
+    "coop.warp.load: threads must be a multiple of width (16)",
+)
+def warp_load_transpose_partial_logical_warps(x, out):
+    values = cuda.local.array(4, np.int32)
+    coop.warp.load(x, values, 16, items_per_thread=4, algorithm="transpose", threads=40)
+    out[0] = values[0]
+
+
+@misuse(
+    "load-transpose-too-big",
+    (types.float64[::1], types.float64[::1]),
+    "coop.block.load: items_per_thread makes a tile of 1024 x 8 float64 items",
+)
+def load_transpose_too_big(x, out):
+    values = cuda.local.array(8, np.float64)
+    coop.block.load(x, values, threads=1024, items_per_thread=8, algorithm="transpose")
+    out[0] = values[0]
+
+
+@misuse(
+    "load-src-not-1d",
+    (types.int32[:, ::1], types.int32[::1]),
+    "coop.block.load: src must be a 1-D array, got 2-D",
+)
+def load_src_not_1d(x, out):
+    values = cuda.local.array(4, np.int32)
+    coop.block.load(x, values)
+    out[0] = values[0]
+
+
+@misuse(
+    "load-oob-default-without-valid-items",
+    (types.int32[::1], types.int32[::1]),
+    "coop.block.load: oob_default is only used with valid_items",
+)
+def load_oob_default_without_valid_items(x, out):
+    values = cuda.local.array(4, np.int32)
+    coop.block.load(x, values, oob_default=0)
+    out[0] = values[0]
+
+
+@misuse(
+    "warp-load-oob-default-type",
+    (types.int32[::1], types.int32[::1]),
+    "coop.warp.load: oob_default must be convertible to the items' type int32, got complex128",
+)
+def warp_load_oob_default_type(x, out):
+    values = cuda.local.array(4, np.int32)
+    coop.warp.load(x, values, valid_items=5, oob_default=1j)
+    out[0] = values[0]
+
+
+@misuse(
+    "store-valid-items-type",
+    (types.float32[::1], types.float32[::1]),
+    "coop.block.store: valid_items must be an integer, got float32",
+)
+def store_valid_items_type(x, out):
+    values = cuda.local.array(4, np.float32)
+    values[0] = x[0]
+    coop.block.store(out, values, valid_items=x[0])
+
+
+@misuse(
+    "load-items-shorter-than-items-per-thread",
+    (types.int32[::1], types.int32[::1]),
+    "coop_error__coop_block_load__items_too_short",
+)
+def load_items_shorter_than_items_per_thread(x, out):
+    values = cuda.local.array(3, np.int32)
+    coop.block.load(x, values, items_per_thread=4)
+    out[0] = values[0]
+
+
+@misuse(
+    "transform-items-per-thread-missing",
+    (types.int32[::1], types.int32[::1]),
+    "coop.block.transform: items_per_thread is required",
+)
+def transform_items_per_thread_missing(x, out):
+    coop.block.transform(x, out, lambda v: v + 1, threads=128)
+
+
+@misuse(
+    "transform-op-result-type",
+    (types.int32[::1], types.float32[::1]),
+    "coop.block.transform: op returns UniTuple(int32 x 2), which cannot be converted to float32",
+)
+def transform_op_result_type(x, out):
+    coop.block.transform(x, out, lambda v: (v, v), items_per_thread=2)
+
+
+@misuse(
+    "shuffle-up-output-dtype",
+    (types.int32[::1], types.int32[::1]),
+    "coop.block.shuffle.up: output must hold int32 items like the input, got int64",
+)
+def shuffle_up_output_dtype(x, out):
+    values = cuda.local.array(4, np.int32)
+    wide = cuda.local.array(4, np.int64)
+    values[0] = x[0]
+    out[0] = coop.block.shuffle.up(values, wide)
+
+
+@misuse(
+    "shuffle-offset-items",
+    (types.int32[::1], types.int32[::1]),
+    "coop.block.shuffle.offset: value must be one value per thread (for items arrays use up or down)",
+)
+def shuffle_offset_items(x, out):
+    values = cuda.local.array(4, np.int32)
+    values[0] = x[0]
+    coop.block.shuffle.offset(values, 1)
+
+
+@misuse(
+    "shuffle-threads-not-constant",
+    (types.int32[::1], types.int32[::1]),
+    "coop.block.shuffle.rotate: threads must be a compile-time constant",
+)
+def shuffle_threads_not_constant(x, out):
+    i = cuda.grid(1)
+    out[i] = coop.block.shuffle.rotate(x[i], 1, threads=cuda.blockDim.x)
+
+
+@misuse(
+    "shuffle-distance-type",
+    (types.float32[::1], types.float32[::1]),
+    "coop.block.shuffle.offset: distance must be an integer, got float32",
+)
+def shuffle_distance_type(x, out):
+    i = cuda.grid(1)
+    out[i] = coop.block.shuffle.offset(x[i], x[0])
+
+
+@misuse(
+    "shuffle-down-output-too-short",
+    (types.int32[::1], types.int32[::1]),
+    "coop_error__coop_block_shuffle_down__output_too_short",
+)
+def shuffle_down_output_too_short(x, out):
+    values = cuda.local.array(4, np.int32)
+    shorter = cuda.local.array(3, np.int32)
+    for k in range(4):
+        values[k] = x[k]
+    out[0] = coop.block.shuffle.down(values, shorter)
+    out[1] = shorter[2]
+
+
+# -- end of loads, stores, transform and shuffles --------------------------------------------
+
+
 # -- compiling ---------------------------------------------------------------------------
 
 LOCAL_MEMORY = re.compile(r"\.local\b|__local_depot")
@@ -531,7 +1130,9 @@ def compile_misuse(name):
                 return {"error": f"undefined at link time: {', '.join(undefined)}"}
     except Exception as exc:  # the message is what is checked
         return {"error": f"{type(exc).__name__}: {exc}"}
-    return {"error": None}
+    from coop._core import misuse
+
+    return {"error": None, "size_checks": misuse.size_checks_available()}
 
 
 def main():

@@ -6,4 +6,5 @@
   specialised from argument types) and the compile-time argument checks.
 - ``values``: supported dtypes, conversions back to a value's type.
 - ``shuffle``: warp shuffles of any supported value type.
+- ``vector``: vector memory accesses (aligned 2- to 16-byte loads and stores of items).
 """

@@ -7,8 +7,13 @@ lengths once NVVM has inlined the primitive, so ``size_check`` emits a call to a
 undefined function guarded by ``llvm.is.constant(too_small) && too_small``. When the
 length is a known constant and too small, that call survives and the kernel fails to
 link (before it ever runs) with an undefined reference naming the primitive, the
-parameter and the problem, e.g. ``coop_error__coop_block_exclusive_sum__output_too_short``.
+parameter and the problem, e.g. ``coop_error__coop_block_exclusive_sum__output_too_short``
+(``..._wrong_length`` for arrays that must hold exactly a primitive's items per thread).
 When the length is known only at run time, nothing is emitted: no cost.
+
+Older NVVM (seen with the CUDA 12 toolchain) does not know ``llvm.is.constant`` and would
+leave a call to it in the PTX, which ptxas rejects; ``size_checks_available()`` asks the
+NVVM in use once per process, and where it cannot fold the test no check is emitted.
 
 Under the simulator, arrays have lengths: the check runs on every call and raises
 ``CoopError`` with the full message.
@@ -27,11 +32,14 @@ def _symbol(qualname, param, problem):
 if SIMULATOR:
 
     @functools.lru_cache(maxsize=None)
-    def size_check(qualname, param, unit="items"):
-        """``check(array, minimum)``: ``array`` must hold ``minimum`` items (or bytes)."""
+    def size_check(qualname, param, unit="items", exact=False):
+        """``check(array, minimum)``: ``array`` must hold ``minimum`` items (or bytes);
+        with ``exact``, exactly ``minimum``."""
 
         def check(array, minimum):
             size = len(array) * (array.itemsize if unit == "bytes" else 1)
+            if exact and size != minimum:
+                raise CoopError(f"{qualname}: {param} holds {size} {unit}, it must hold exactly {minimum}")
             if size < minimum:
                 raise CoopError(
                     f"{qualname}: {param} holds {size} {unit}, it needs at least {minimum}"
@@ -39,10 +47,32 @@ if SIMULATOR:
 
         return check
 
+    def size_checks_available():
+        return True
+
 else:
     from llvmlite import ir
     from numba.cuda import types
     from numba.cuda.extending import intrinsic
+
+    @functools.lru_cache(maxsize=None)
+    def size_checks_available():
+        """Whether the NVVM in use folds ``llvm.is.constant`` (a 20 ms compile, once)."""
+        from numba.cuda.cudadrv import nvvm
+
+        module = ir.Module("coop_probe")
+        module.triple = "nvptx64-nvidia-cuda"
+        module.data_layout = nvvm.NVVM().data_layout
+        bit = ir.IntType(1)
+        probe = ir.Function(module, ir.FunctionType(bit, [bit]), "coop_probe")
+        builder = ir.IRBuilder(probe.append_basic_block())
+        builder.ret(builder.call(_function(module, "llvm.is.constant.i1", bit, [bit]), probe.args))
+        nvvm.add_ir_version(module)
+        try:
+            ptx = nvvm.compile_ir(str(module))
+        except Exception:
+            return False
+        return b"is.constant" not in bytes(ptx)
 
     def _function(module, name, return_type, arg_types):
         existing = module.globals.get(name)
@@ -51,9 +81,10 @@ else:
         return ir.Function(module, ir.FunctionType(return_type, arg_types), name)
 
     @functools.lru_cache(maxsize=None)
-    def size_check(qualname, param, unit="items"):
-        """``check(array, minimum)``: ``array`` must hold ``minimum`` items (or bytes)."""
-        problem = "too_short" if unit == "items" else "too_small"
+    def size_check(qualname, param, unit="items", exact=False):
+        """``check(array, minimum)``: ``array`` must hold ``minimum`` items (or bytes);
+        with ``exact``, exactly ``minimum``."""
+        problem = "wrong_length" if exact else "too_short" if unit == "items" else "too_small"
         symbol = _symbol(qualname, param, problem)
 
         @intrinsic
@@ -62,6 +93,8 @@ else:
                 return None
 
             def codegen(context, builder, sig, args):
+                if not size_checks_available():
+                    return context.get_dummy_value()
                 array_type, minimum_type = sig.args
                 data = context.make_array(array_type)(context, builder, args[0])
                 size = builder.extract_value(data.shape, 0)
@@ -69,12 +102,12 @@ else:
                     itemsize = context.get_abi_sizeof(context.get_data_type(array_type.dtype))
                     size = builder.mul(size, context.get_constant(types.intp, itemsize))
                 needed = context.cast(builder, args[1], minimum_type, types.intp)
-                too_small = builder.icmp_signed("<", size, needed)
+                bad_size = builder.icmp_signed("!=" if exact else "<", size, needed)
                 module = builder.module
                 bit = ir.IntType(1)
                 is_constant = _function(module, "llvm.is.constant.i1", bit, [bit])
-                known = builder.call(is_constant, [too_small])
-                with builder.if_then(builder.and_(known, too_small), likely=False):
+                known = builder.call(is_constant, [bad_size])
+                with builder.if_then(builder.and_(known, bad_size), likely=False):
                     builder.call(_function(module, symbol, ir.VoidType(), []), [])
                 return context.get_dummy_value()
 

@@ -1,8 +1,14 @@
 """Block-level primitives (CUB's block/ layer): reductions and scans over all threads of
 a thread block (1-, 2- or 3-D, 1 to 1024 threads), built from the warp primitives and a
-little shared memory. Each call synchronises the block internally: consecutive calls
+little shared memory, exchanges of items between threads (``coop.block.exchange``),
+shuffles (``coop.block.shuffle``), and tile loads and stores (``load``, ``store``,
+``transform``). Each call that uses shared memory synchronises the block internally
+(of the loads and stores, only the transposing algorithms use any): consecutive calls
 need no barrier between them."""
 
+from coop.block import exchange
+from coop.block import shuffle
+from coop.block.load_store import load, store, transform
 from coop.block.reduce import all_reduce, all_sum, reduce, sum
 from coop.block.scan import exclusive_scan, exclusive_sum, inclusive_scan, inclusive_sum
 
@@ -15,4 +21,9 @@ __all__ = [
     "exclusive_scan",
     "inclusive_sum",
     "exclusive_sum",
+    "exchange",
+    "load",
+    "store",
+    "transform",
+    "shuffle",
 ]

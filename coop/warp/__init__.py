@@ -1,9 +1,14 @@
 """Warp-level primitives (CUB's warp/ layer): reductions, scans and broadcast over a
 warp or a logical sub-warp of ``width`` = 1, 2, 4, 8, 16 or 32 lanes.
 
-All are shuffle-based: no shared memory, no barriers, results in registers.
+All are shuffle-based or direct memory accesses: no shared memory, no barriers,
+results in registers; except the exchanges of items between lanes
+(``coop.warp.exchange``) and the ``"transpose"`` loads and stores built on them, which
+go through shared memory and synchronise the logical warp.
 """
 
+from coop.warp.load_store import load, store
+from coop.warp import exchange
 from coop.warp.reduce import (
     all_reduce,
     all_sum,
@@ -26,4 +31,7 @@ __all__ = [
     "broadcast",
     "head_segmented_reduce",
     "tail_segmented_reduce",
+    "load",
+    "store",
+    "exchange",
 ]

@@ -1,0 +1,386 @@
+"""Block-wide tile loads and stores (CUB's BlockLoad / BlockStore), and
+``coop.block.transform``, the load-map-store step of a tile pipeline.
+
+Every thread of the block calls the primitive with the array from the block's tile
+onwards (``d_in[block_base:]``) and its items array (``cuda.local.array(N, dtype)``).
+With ``N = len(items)`` (or ``items_per_thread``) and ``T`` threads, thread of linear
+rank ``r`` (x fastest, 1-, 2- or 3-D blocks of any size) holds:
+
+- ``"direct"`` (default, CUB BLOCK_LOAD_DIRECT): tile items ``r*N .. r*N+N-1``
+  (blocked), each thread reading its own run;
+- ``"striped"`` (BLOCK_LOAD_STRIPED): items ``r, r + T, r + 2T, ...`` (striped),
+  coalesced; needs ``threads=T`` as a compile-time constant;
+- ``"vectorize"`` (BLOCK_LOAD_VECTORIZE): blocked, read with vector instructions (up to
+  16 bytes, e.g. ``ld.global.v4.u32``) when the thread's items fill whole vectors and the
+  tile is aligned to the vector size; checked at run time: otherwise, and for guarded
+  calls, as ``"direct"``;
+- ``"transpose"`` (BLOCK_LOAD_TRANSPOSE): blocked, accessed striped (coalesced) and
+  rearranged through shared memory with ``coop.block.exchange.striped_to_blocked``
+  (a store: ``blocked_to_striped``, then striped writes);
+- ``"warp_transpose"`` (BLOCK_LOAD_WARP_TRANSPOSE): blocked, accessed warp-striped
+  (each warp its own ``32*N`` consecutive items, coalesced) and rearranged within each
+  warp (``warp_striped_to_blocked``): only warp barriers between the access and the
+  exchange. Blocks need not be a multiple of 32 threads (a last partial warp strides by
+  its lane count);
+- ``"warp_transpose_timesliced"`` (BLOCK_LOAD_WARP_TRANSPOSE_TIMESLICED): the same with
+  a buffer for one warp's items, the warps taking turns (less shared memory, more
+  block barriers).
+
+A store writes the same arrangement back; the transposing stores rearrange the caller's
+``items`` in place first (CUB's BlockStore does too). ``valid_items`` (run time) guards a
+partial tile: only the first ``valid_items`` items of the tile are read or written,
+nothing past them is accessed. Loads give the other items ``oob_default`` if given;
+without it they are unchanged for "direct", "striped" and "vectorize", and unspecified
+for the transposes (which move the unread items between threads, as CUB's do).
+``valid_items`` must be the same in every thread of the block.
+
+Shared memory and barriers: "direct", "striped" and "vectorize" use neither. The
+transposes need ``threads=`` and ``items_per_thread=`` (constants: they size the
+exchange's buffer, ``threads * items_per_thread`` items plus CUB's bank padding) and
+synchronise as ``coop.block.exchange`` does: consecutive calls need no barrier between
+them. ``temp_storage=`` shares one scratch array between primitives (size it with
+``coop.block.load.temp_storage_bytes(dtype, threads, items_per_thread,
+algorithm=...)``; 0 for the algorithms without shared memory).
+
+Extension point: ``ALGORITHMS`` maps the names accepted by ``algorithm=`` to
+``coop.warp.load_store.TileAlgorithm``s: the memory access, the arrangement the caller
+holds, and the exchange between them.
+"""
+
+import numpy as np
+from numba.cuda import types
+
+from coop._core.backend import cuda
+from coop._core.scratch import allocator, block_rank, thread_count
+from coop._core.specialize import Signature, device_function, is_none, primitive
+from coop._core.values import converter
+from coop.block.exchange import exchange_bytes, exchanger
+from coop.thread import transform as thread_transform
+from coop.warp.load_store import (
+    TileAlgorithm,
+    blocked,
+    memory_array,
+    specialise_tile,
+    striped,
+    tile_limit,
+    tile_temp_storage_bytes,
+    valid_span,
+)
+
+__all__ = ["load", "store", "transform"]
+
+WARP_THREADS = np.uint64(32)
+
+
+@device_function
+def warp_striped(rank, n, group):
+    """Warp-striped arrangement (coop.block.exchange): item ``i`` of lane ``l`` of warp
+    ``w`` is tile position ``32*w*n + L*i + l``, ``L`` the warp's lanes (32, or fewer in
+    a last partial warp)."""
+    lane = rank % WARP_THREADS
+    warp_first = rank - lane
+    return warp_first * n + lane, min(group - warp_first, WARP_THREADS)
+
+
+class BlockTranspose:
+    """The ``exchange`` hooks (see ``TileAlgorithm``) of CUB's transposing loads and
+    stores: memory is accessed in the ``memory`` arrangement (striped or warp-striped,
+    coalesced), and a ``coop.block.exchange`` rearranges the items to blocked after a
+    load (``to_blocked``) and back before a store (``from_blocked``)."""
+
+    def __init__(self, name, to_blocked, from_blocked, time_slicing=False):
+        self.name = name
+        self.to_blocked = to_blocked
+        self.from_blocked = from_blocked
+        self.time_slicing = time_slicing
+
+    def _items_per_thread(self, sig, items_per_thread):
+        if items_per_thread is None:
+            raise sig.error(
+                "items_per_thread",
+                f"is required by algorithm {self.name!r}: the items per thread as a compile-time "
+                "constant (it sizes the shared memory of the exchange)",
+            )
+        return items_per_thread
+
+    def _rearrangement(self, form, sig, item_type, threads, items_per_thread, temp_storage):
+        n = self._items_per_thread(sig, items_per_thread)
+        exchange = exchanger(sig, form, item_type, threads, n, temp_storage, self.time_slicing)
+
+        def rearrange(items, rank, group, temp_storage):
+            exchange(items, items, None, None, temp_storage)
+
+        return device_function(rearrange)
+
+    def after_load(self, sig, item_type, threads, items_per_thread, temp_storage):
+        return self._rearrangement(self.to_blocked, sig, item_type, threads, items_per_thread, temp_storage)
+
+    def before_store(self, sig, item_type, threads, items_per_thread, temp_storage):
+        return self._rearrangement(self.from_blocked, sig, item_type, threads, items_per_thread, temp_storage)
+
+    def temp_storage_bytes(self, sig, value_type, threads, items_per_thread):
+        n = self._items_per_thread(sig, items_per_thread)
+        return exchange_bytes(value_type, threads, n, self.time_slicing)
+
+
+ALGORITHMS = {
+    "direct": TileAlgorithm(blocked),
+    "striped": TileAlgorithm(striped, needs_threads=True),
+    "vectorize": TileAlgorithm(blocked, vectorize=True),
+    "transpose": TileAlgorithm(
+        striped, needs_threads=True, arrangement=blocked,
+        exchange=BlockTranspose("transpose", "striped_to_blocked", "blocked_to_striped"),
+    ),
+    "warp_transpose": TileAlgorithm(
+        warp_striped, needs_threads=True, arrangement=blocked,
+        exchange=BlockTranspose("warp_transpose", "warp_striped_to_blocked", "blocked_to_warp_striped"),
+    ),
+    "warp_transpose_timesliced": TileAlgorithm(
+        warp_striped, needs_threads=True, arrangement=blocked,
+        exchange=BlockTranspose(
+            "warp_transpose_timesliced", "warp_striped_to_blocked", "blocked_to_warp_striped", time_slicing=True
+        ),
+    ),
+}
+
+
+def temp_storage_bytes(sig, value_type, threads, items_per_thread=None, algorithm="direct"):
+    """Bytes a ``temp_storage=`` array needs for this load or store of ``dtype`` items in
+    blocks of ``threads`` (0 for "direct", "striped" and "vectorize", which use no shared
+    memory)."""
+    threads = sig.block_threads(threads)
+    if items_per_thread is not None:
+        items_per_thread = sig.constant_int(items_per_thread, "items_per_thread")
+    return tile_temp_storage_bytes(ALGORITHMS, sig, value_type, threads, items_per_thread, algorithm)
+
+
+def _specialise(sig, array, items, threads, items_per_thread, algorithm, valid_items, oob_default, temp_storage,
+                is_load):
+    """``move(array, items, valid_items, oob_default, temp_storage)`` for the block, and
+    the algorithm."""
+    block = sig.block_threads(threads)
+    move, chosen = specialise_tile(
+        sig, array, items, items_per_thread, algorithm, valid_items, oob_default, temp_storage, ALGORITHMS, block,
+        is_load,
+    )
+    count_threads = thread_count(block)
+
+    def block_move(array, items, valid_items, oob_default, temp_storage):
+        move(array, items, np.uint64(block_rank()), np.uint64(count_threads()), valid_items, oob_default,
+             temp_storage)
+
+    return device_function(block_move), chosen
+
+
+@primitive("coop.block.load", temp_storage_bytes)
+def load(src, items, threads=None, items_per_thread=None, algorithm="direct", valid_items=None, oob_default=None,
+         temp_storage=None):
+    """Load the block's tile from ``src`` into every thread's ``items`` (CUB
+    BlockLoad::Load).
+
+    ``src``: the array from the block's tile onwards (``d_in[block_base:]``). Thread of
+    rank ``r`` gets, with ``N = len(items)`` (or ``items_per_thread``) and ``T`` threads:
+    ``"direct"`` and ``"vectorize"``: tile items ``r*N .. r*N+N-1`` (blocked);
+    ``"striped"``: items ``r, r+T, ..., r+(N-1)*T`` (needs ``threads=T``, a constant).
+    ``"vectorize"`` uses 2- to 16-byte vector loads when the thread's items fill whole
+    vectors and ``src`` is aligned to the vector size (checked at run time), else loads
+    each item, as does any guarded call. ``"transpose"``, ``"warp_transpose"``,
+    ``"warp_transpose_timesliced"``: blocked items read with coalesced (striped or
+    warp-striped) accesses and exchanged through shared memory; they need ``threads``
+    and ``items_per_thread`` (constants), every thread of the block must call them, and
+    they synchronise themselves (``"warp_transpose"`` with its own buffer only each
+    warp; with ``temp_storage`` the block).
+
+    ``valid_items`` (the same in every thread): only tile items ``0 .. valid_items-1``
+    are read; items past them get ``oob_default`` if given, else keep their value
+    ("direct", "striped", "vectorize") or are unspecified (the transposes). "direct",
+    "striped" and "vectorize" use no shared memory and no barrier.
+
+    Example (the last tile is partial: items past ``n`` read as 0)::
+
+        import numpy as np
+        from numba import cuda
+        import coop
+
+        THREADS, ITEMS = 128, 4
+
+        @cuda.jit
+        def copy_plus_one(d_in, d_out, n):
+            items = cuda.local.array(ITEMS, np.int32)
+            base = cuda.blockIdx.x * THREADS * ITEMS
+            coop.block.load(d_in[base:], items, threads=THREADS, algorithm="striped",
+                            valid_items=n - base, oob_default=0)
+            for i in range(ITEMS):
+                items[i] += 1
+            coop.block.store(d_out[base:], items, threads=THREADS, algorithm="striped",
+                             valid_items=n - base)
+
+        x = np.arange(1000, dtype=np.int32)
+        out = np.zeros_like(x)
+        copy_plus_one[2, THREADS](x, out, len(x))
+        assert (out == x + 1).all()
+    """
+    move, _ = _specialise(
+        Signature("coop.block.load"), src, items, threads, items_per_thread, algorithm, valid_items, oob_default,
+        temp_storage, True,
+    )
+
+    def impl(src, items, threads=None, items_per_thread=None, algorithm="direct", valid_items=None,
+             oob_default=None, temp_storage=None):
+        move(src, items, valid_items, oob_default, temp_storage)
+
+    return impl
+
+
+@primitive("coop.block.store", temp_storage_bytes)
+def store(dst, items, threads=None, items_per_thread=None, algorithm="direct", valid_items=None,
+          temp_storage=None):
+    """Store every thread's ``items`` into the block's tile of ``dst`` (CUB
+    BlockStore::Store), in the arrangement ``coop.block.load`` reads with the same
+    ``algorithm``: ``"direct"`` / ``"vectorize"`` (thread ``r`` writes tile items
+    ``r*N .. r*N+N-1``; ``"vectorize"`` with vector stores when aligned),
+    ``"striped"`` (item ``i`` of thread ``r`` to ``i*T + r``; needs ``threads=T``), or
+    one of the transposes (blocked items, rearranged in place through shared memory and
+    written striped or warp-striped; need ``threads`` and ``items_per_thread``).
+
+    ``valid_items``: only tile items ``0 .. valid_items-1`` are written; nothing past
+    them is touched. "direct", "striped" and "vectorize" use no shared memory and no
+    barrier.
+
+    Example (16-byte vector loads and stores where the tile is aligned)::
+
+        @cuda.jit
+        def double(d_in, d_out):
+            items = cuda.local.array(4, np.float32)
+            base = cuda.blockIdx.x * 128 * 4
+            coop.block.load(d_in[base:], items, algorithm="vectorize")
+            for i in range(4):
+                items[i] *= 2
+            coop.block.store(d_out[base:], items, algorithm="vectorize")
+
+        x = np.arange(1024, dtype=np.float32)
+        out = np.zeros_like(x)
+        double[2, 128](x, out)
+        assert (out == 2 * x).all()
+    """
+    move, _ = _specialise(
+        Signature("coop.block.store"), dst, items, threads, items_per_thread, algorithm, valid_items, None,
+        temp_storage, False,
+    )
+
+    def impl(dst, items, threads=None, items_per_thread=None, algorithm="direct", valid_items=None,
+             temp_storage=None):
+        move(dst, items, valid_items, None, temp_storage)
+
+    return impl
+
+
+# -- transform ---------------------------------------------------------------------------
+
+
+@device_function
+def transform_all(items, output, op, convert, rank, group, positions, limit):
+    thread_transform(items, output, op)
+
+
+@device_function
+def transform_valid(items, output, op, convert, rank, group, positions, limit):
+    """``output[i] = op(items[i])`` for the items at tile positions below ``limit``
+    (``positions``: the arrangement of the items)."""
+    n = np.uint64(len(items))
+    first, stride = positions(rank, n, group)
+    valid = valid_span(first, stride, n, limit)
+    for i in range(n):
+        if np.uint32(i * stride) < valid:
+            output[i] = convert(op(items[i]))
+
+
+@primitive("coop.block.transform")
+def transform(src, dst, op, threads=None, items_per_thread=None, algorithm="direct", valid_items=None,
+              temp_storage=None):
+    """Map the block's tile: ``dst[k] = op(src[k])`` for every item ``k`` of the tile,
+    converted to ``dst``'s dtype. ``src`` and ``dst`` start at the block's tile
+    (``d_in[base:]``, ``d_out[base:]``).
+
+    It is ``coop.block.load`` into ``items_per_thread`` (a compile-time constant) items
+    per thread, ``coop.thread.transform``, then ``coop.block.store``, with the same
+    ``algorithm`` (and ``threads``, ``temp_storage``) for both. With ``valid_items``,
+    only the first ``valid_items`` items are read, transformed and written: ``op`` is
+    never applied to items past them. No shared memory, no barrier for "direct",
+    "striped" and "vectorize"; the transposes' load and store share one buffer.
+
+    Example (int16 in, float32 out, a partial last tile)::
+
+        @cuda.jit
+        def scale(d_in, d_out, n):
+            base = cuda.blockIdx.x * 128 * 4
+            coop.block.transform(d_in[base:], d_out[base:], lambda x: 0.5 * x,
+                                 threads=128, items_per_thread=4, valid_items=n - base)
+
+        x = np.arange(1000, dtype=np.int16)
+        out = np.zeros(1000, np.float32)
+        scale[2, 128](x, out, len(x))
+        assert (out == 0.5 * x).all()
+    """
+    sig = Signature("coop.block.transform")
+    in_type = memory_array(sig, src, "src")
+    out_type = memory_array(sig, dst, "dst")
+    if is_none(items_per_thread):
+        raise sig.error("items_per_thread", "is required: the items each thread transforms, a compile-time constant")
+    n = sig.constant_int(items_per_thread, "items_per_thread")
+    if n < 1:
+        raise sig.error("items_per_thread", f"must be at least 1, got {n}")
+    sig.operator(op, in_type, param="op", arity=1, result_type=out_type)
+    guarded = sig.run_time_int(valid_items, "valid_items") is not None
+    items_type = _local_items_type(in_type)
+    output_type = _local_items_type(out_type)
+    block = sig.block_threads(threads)
+    scratch, scratch_type = _transform_scratch(sig, in_type, out_type, block, n, algorithm, temp_storage)
+    load_tile, chosen = _specialise(
+        sig, src, items_type, threads, items_per_thread, algorithm, valid_items, None, scratch_type, True
+    )
+    store_tile, _ = _specialise(
+        sig, dst, output_type, threads, items_per_thread, algorithm, valid_items, None, scratch_type, False
+    )
+    count_threads = thread_count(block)
+    positions = chosen.arrangement
+    convert = converter(out_type)
+    apply = transform_valid if guarded else transform_all
+    limit_of = tile_limit(valid_items)
+
+    def impl(src, dst, op, threads=None, items_per_thread=None, algorithm="direct", valid_items=None,
+             temp_storage=None):
+        items = cuda.local.array(n, in_type)
+        output = cuda.local.array(n, out_type)
+        buffer = scratch(temp_storage)
+        load_tile(src, items, valid_items, None, buffer)
+        rank, group = np.uint64(block_rank()), np.uint64(count_threads())
+        apply(items, output, op, convert, rank, group, positions, limit_of(valid_items))
+        store_tile(dst, output, valid_items, None, buffer)
+
+    return impl
+
+
+@device_function
+def _callers_scratch(temp_storage):
+    return temp_storage
+
+
+def _transform_scratch(sig, in_type, out_type, threads, n, algorithm, temp_storage):
+    """``(scratch, its type)``: the ``temp_storage`` that a transform's load and store
+    share. A transposing algorithm given no ``temp_storage`` gets one buffer for both
+    (as CUB's TempStorage union of BlockLoad and BlockStore), not one each."""
+    name = sig.choice(algorithm, "algorithm", tuple(ALGORITHMS))
+    chosen = ALGORITHMS[name]
+    if chosen.exchange is None or not is_none(temp_storage) or threads is None:
+        return _callers_scratch, temp_storage
+    nbytes = max(
+        chosen.temp_storage_bytes(sig, dtype, threads, n) for dtype in (in_type, out_type)
+    )
+    words = types.uint64
+    return allocator(words, nbytes // 8, owner=(sig.primitive, name)), types.Array(words, 1, "C")
+
+
+def _local_items_type(dtype):
+    """The type of ``cuda.local.array(N, dtype)``."""
+    return types.Array(dtype, 1, "C")

@@ -1,0 +1,253 @@
+"""Warp-wide exchanges (CUB's WarpExchange, shared-memory algorithm): rearranging the
+items of a logical warp of ``width`` lanes (1, 2, 4, 8, 16 or 32) among its lanes.
+
+A logical warp of ``W`` lanes with ``N`` (``items_per_thread``) items per lane holds a
+tile of ``W*N`` items:
+
+- blocked: item ``i`` of logical lane ``l`` is tile item ``l*N + i``.
+- striped: item ``i`` of logical lane ``l`` is tile item ``i*W + l``.
+- ranked (scatter): item ``i`` of lane ``l`` goes to tile position ``ranks[i]``.
+
+Every lane of the logical warp calls the function with its items and an ``output``
+items array (which may be the input), both of ``items_per_thread`` items of one dtype
+(bool, integers, float16/32/64, complex64/128); ``output`` gets the lane's items in
+the new arrangement. Logical warps are independent: each has its own slice of one
+shared buffer, sized for all the logical warps of the block, so the block's thread
+count ``threads`` is a required compile-time constant (as are ``items_per_thread``
+and ``width``), and must be a multiple of ``width`` (every logical warp complete).
+
+Shared memory: ``threads // width`` slices of ``width * items_per_thread + 1`` values
+(CUB's WarpExchange TempStorage, one per logical warp: the extra slot staggers the
+slices across banks), with CUB's bank-conflict padding when ``items_per_thread`` is a
+power of two above 4 (CUB pads only the scatter; coop pads every form, which keeps the
+blocked writes of such tiles conflict-free too). ``temp_storage=`` takes a caller's
+shared array instead (size it with ``<function>.temp_storage_bytes(dtype, threads,
+items_per_thread, width=32)``).
+
+Barriers: ``cuda.syncwarp`` over the logical warp's lanes before writing (earlier
+calls' reads are done) and between writing and reading; consecutive warp exchanges
+need no barrier between them. A warp exchange never synchronises the block: when its
+``temp_storage`` array was just used by a block-wide primitive (or by other warps),
+separate the two with ``cuda.syncthreads()``, as CUB requires for reused TempStorage.
+"""
+
+from coop._core.backend import cuda
+from coop._core.exchange import (
+    FORMS,
+    STATIC_SHARED_LIMIT,
+    exact_length,
+    exchange_through,
+    padded_slots,
+    rank_items,
+    required_items_per_thread,
+    required_threads,
+    slot_of,
+    warp_barrier,
+)
+from coop._core.scratch import block_rank, loader, scratch_bytes, storage
+from coop._core.shuffle import logical_warp
+from coop._core.specialize import Signature, device_function, is_none, primitive
+
+__all__ = ["blocked_to_striped", "striped_to_blocked", "scatter_to_striped"]
+
+
+def warp_slots(width, items_per_thread):
+    """Slots of one logical warp's slice (CUB's ITEMS_PER_TILE plus its padding)."""
+    return padded_slots(width * items_per_thread + 1, items_per_thread)
+
+
+def warp_exchange_slots(threads, width, items_per_thread):
+    """Slots for every logical warp of a block of ``threads``."""
+    return threads // width * warp_slots(width, items_per_thread)
+
+
+def check_logical_warps(sig, threads, width):
+    if threads % width:
+        raise sig.error(
+            "threads",
+            f"must be a multiple of width ({width}): every logical warp of the block must be "
+            f"complete, got {threads}",
+        )
+
+
+def warp_exchanger(sig, form, dtype, width, threads, items_per_thread, temp_storage):
+    """The exchange ``form`` (``blocked_to_striped``, ``striped_to_blocked`` or
+    ``scatter_to_striped``, see ``coop._core.exchange.FORMS``) within logical warps of
+    ``width`` lanes: a device function ``exchange(items, output, ranks, temp_storage)``
+    for ``items_per_thread`` items of ``dtype`` per lane in blocks of ``threads``
+    (python ints, checked by the caller). It synchronises as the module docstring
+    says."""
+    write_offset, keep, read_offset, _ = FORMS[form]
+    region_slots = warp_slots(width, items_per_thread)
+    slots = warp_exchange_slots(threads, width, items_per_thread)
+    buffer_bytes = scratch_bytes(dtype, slots)
+    if is_none(temp_storage) and buffer_bytes > STATIC_SHARED_LIMIT:
+        raise sig.error(
+            "items_per_thread",
+            f"makes {threads} x {items_per_thread} {dtype} items, {buffer_bytes} bytes of shared "
+            f"memory: more than the {STATIC_SHARED_LIMIT} bytes of static shared memory a kernel "
+            "may have. Pass a temp_storage= array",
+        )
+    scratch, _ = storage(sig, temp_storage, dtype, slots, owner=(sig.primitive, width))
+    load = loader(dtype)
+    slot = slot_of(items_per_thread)
+    n = items_per_thread
+
+    def exchange(items, output, ranks, temp_storage):
+        buffer = scratch(temp_storage)
+        lane, mask = logical_warp(width)
+        region = block_rank() // width * region_slots
+        cuda.syncwarp(mask)  # the logical warp's earlier reads of its slice are done
+        exchange_through(
+            items, output, ranks, None, buffer, load, region, lane, n, width,
+            write_offset, keep, read_offset, slot, warp_barrier, mask,
+        )
+
+    return device_function(exchange)
+
+
+def _constants(sig, threads, items_per_thread, width):
+    block = required_threads(sig, threads)
+    lanes = sig.width(width)
+    check_logical_warps(sig, block, lanes)
+    return block, required_items_per_thread(sig, items_per_thread), lanes
+
+
+def temp_storage_bytes(sig, value_type, threads, items_per_thread, width=32):
+    """Bytes a ``temp_storage=`` array needs for warp exchanges of ``dtype`` items,
+    ``items_per_thread`` per lane, in logical warps of ``width`` lanes filling a block of
+    ``threads``: size ``cuda.shared.array(BYTES, np.uint8, alignment=8)`` with it."""
+    block, n, lanes = _constants(sig, threads, items_per_thread, width)
+    return scratch_bytes(value_type, warp_exchange_slots(block, lanes, n))
+
+
+def _specialise(name, form, items, output, ranks, threads, items_per_thread, width, temp_storage):
+    sig = Signature(name)
+    dtype = sig.items(items, "items")
+    sig.output_items(output, "output", dtype)
+    if ranks is not None:
+        rank_items(sig, ranks)
+    block, n, lanes = _constants(sig, threads, items_per_thread, width)
+    exchange = warp_exchanger(sig, form, dtype, lanes, block, n, temp_storage)
+    return sig, exchange, n
+
+
+def _structured(name, form, items, output, threads, items_per_thread, width, temp_storage):
+    sig, exchange, n = _specialise(name, form, items, output, None, threads, items_per_thread, width, temp_storage)
+    check_items, check_output = exact_length(sig, "items"), exact_length(sig, "output")
+
+    def impl(items, output, threads=None, items_per_thread=None, width=32, temp_storage=None):
+        check_items(items, n)
+        check_output(output, n)
+        exchange(items, output, None, temp_storage)
+
+    return impl
+
+
+@primitive("coop.warp.exchange.blocked_to_striped", temp_storage_bytes)
+def blocked_to_striped(items, output, threads=None, items_per_thread=None, width=32, temp_storage=None):
+    """Transpose a logical warp's items from blocked to striped arrangement
+    (CUB WarpExchange::BlockedToStriped): where logical lane ``l``'s ``items`` held the
+    warp's tile items ``l*N .. l*N+N-1``, its ``output`` gets items
+    ``l, W+l, 2W+l, ...``.
+
+    Barriers: ``cuda.syncwarp`` over the logical warp before writing to shared memory
+    and between writing and reading (never the block's; see the module docstring).
+
+    Example::
+
+        THREADS, ITEMS, WIDTH = 128, 4, 16
+
+        @cuda.jit
+        def k(d_in, d_out):
+            g = cuda.grid(1)
+            lane, base = g % WIDTH, (g // WIDTH) * WIDTH * ITEMS   # this logical warp's tile
+            items = cuda.local.array(ITEMS, np.int32)
+            for i in range(ITEMS):
+                items[i] = d_in[base + lane * ITEMS + i]
+            coop.warp.exchange.blocked_to_striped(
+                items, items, threads=THREADS, items_per_thread=ITEMS, width=WIDTH
+            )
+            for i in range(ITEMS):                  # a coalesced store
+                d_out[base + i * WIDTH + lane] = items[i]
+    """
+    return _structured(
+        "coop.warp.exchange.blocked_to_striped", "blocked_to_striped",
+        items, output, threads, items_per_thread, width, temp_storage,
+    )
+
+
+@primitive("coop.warp.exchange.striped_to_blocked", temp_storage_bytes)
+def striped_to_blocked(items, output, threads=None, items_per_thread=None, width=32, temp_storage=None):
+    """Transpose a logical warp's items from striped to blocked arrangement
+    (CUB WarpExchange::StripedToBlocked): where logical lane ``l``'s ``items`` held the
+    warp's tile items ``l, W+l, 2W+l, ...``, its ``output`` gets items
+    ``l*N .. l*N+N-1``.
+
+    Barriers: ``cuda.syncwarp`` over the logical warp before writing to shared memory
+    and between writing and reading (never the block's; see the module docstring).
+
+    Example::
+
+        THREADS, ITEMS = 64, 4
+
+        @cuda.jit
+        def k(d_in, d_out):
+            g = cuda.grid(1)
+            lane, base = g % 32, (g // 32) * 32 * ITEMS
+            items = cuda.local.array(ITEMS, np.float64)
+            for i in range(ITEMS):                  # a coalesced load
+                items[i] = d_in[base + i * 32 + lane]
+            coop.warp.exchange.striped_to_blocked(items, items, threads=THREADS, items_per_thread=ITEMS)
+            coop.warp.inclusive_sum(items, items)   # a scan of the warp's tile
+            for i in range(ITEMS):
+                d_out[base + lane * ITEMS + i] = items[i]
+    """
+    return _structured(
+        "coop.warp.exchange.striped_to_blocked", "striped_to_blocked",
+        items, output, threads, items_per_thread, width, temp_storage,
+    )
+
+
+@primitive("coop.warp.exchange.scatter_to_striped", temp_storage_bytes)
+def scatter_to_striped(items, output, ranks, threads=None, items_per_thread=None, width=32, temp_storage=None):
+    """Scatter a logical warp's ranked items to striped arrangement
+    (CUB WarpExchange::ScatterToStriped): item ``i`` of every lane goes to position
+    ``ranks[i]`` of the warp's tile (``ranks``: an items array of integers, a
+    permutation of ``0 .. W*N-1`` over the logical warp), and logical lane ``l``'s
+    ``output`` gets tile items ``l, W+l, 2W+l, ...``.
+
+    Barriers: ``cuda.syncwarp`` over the logical warp before writing to shared memory
+    and between writing and reading (never the block's; see the module docstring).
+
+    Example::
+
+        THREADS, ITEMS = 64, 2
+
+        @cuda.jit
+        def k(d_in, d_out):
+            g = cuda.grid(1)
+            lane, base = g % 32, (g // 32) * 32 * ITEMS
+            items = cuda.local.array(ITEMS, np.int32)
+            ranks = cuda.local.array(ITEMS, np.int32)
+            for i in range(ITEMS):                  # reverse each warp's tile
+                items[i] = d_in[base + lane * ITEMS + i]
+                ranks[i] = 32 * ITEMS - 1 - (lane * ITEMS + i)
+            coop.warp.exchange.scatter_to_striped(items, items, ranks, threads=THREADS, items_per_thread=ITEMS)
+            for i in range(ITEMS):
+                d_out[base + i * 32 + lane] = items[i]
+    """
+    sig, exchange, n = _specialise(
+        "coop.warp.exchange.scatter_to_striped", "scatter_to_striped",
+        items, output, ranks, threads, items_per_thread, width, temp_storage,
+    )
+    check_items, check_output = exact_length(sig, "items"), exact_length(sig, "output")
+    check_ranks = exact_length(sig, "ranks")
+
+    def impl(items, output, ranks, threads=None, items_per_thread=None, width=32, temp_storage=None):
+        check_items(items, n)
+        check_output(output, n)
+        check_ranks(ranks, n)
+        exchange(items, output, ranks, temp_storage)
+
+    return impl
