@@ -63,14 +63,6 @@ else:
 
         return types.uint64(array), codegen
 
-    def _lanes(item_type, items_per_vector):
-        """(lane bits, lanes per item) of the integer vector that moves the items."""
-        if isinstance(item_type, types.Complex):
-            return item_type.bitwidth // 2, 2
-        if isinstance(item_type, types.Boolean):
-            return 8, 1  # bools are bytes in memory
-        return item_type.bitwidth, 1
-
     def _layout(item_type, items_per_vector):
         """(lane type, lanes, word type, words, alignment) of a vector: the items as
         integer lanes (an item's bits, or each part of a complex), packed into 32-bit words

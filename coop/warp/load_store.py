@@ -51,10 +51,10 @@ from numba.cuda import types
 from coop._core.backend import SIMULATOR
 from coop._core.misuse import size_check
 from coop._core.scratch import _size_and_alignment as item_layout  # (bytes, alignment) in memory
+from coop._core.scratch import scratch_bytes
 from coop._core.shuffle import logical_warp
 from coop._core.specialize import Signature, device_function, is_none, primitive
 from coop._core.values import check_dtype, converter
-from coop._core.scratch import scratch_bytes
 from coop._core.vector import address, vector_loader, vector_storer
 from coop.warp.exchange import check_logical_warps, warp_exchange_slots, warp_exchanger
 
