@@ -255,9 +255,29 @@ def flag_items(sig, is_valid, param="is_valid"):
         raise sig.error(param, f"must hold bool flags, got {flag_type}")
 
 
-def exact_length(sig, param):
-    """``check(array, n)``: ``array`` must hold exactly ``n`` items (a compile-time error
-    where its length is a constant, see ``coop._core.misuse``)."""
-    return size_check(sig.primitive, param, exact=True)
+@device_function
+def _no_array(array, n):
+    pass
+
+
+def exact_lengths(sig, n, with_ranks, with_flags):
+    """``check(items, output, ranks, is_valid)``: each array must hold exactly ``n`` items
+    (a compile-time error where its length is a constant, see ``coop._core.misuse``);
+    ``ranks`` and ``is_valid`` are checked only where the exchange takes them
+    (``with_ranks``, ``with_flags``), else ignored (None)."""
+
+    def exact(param, present=True):
+        return size_check(sig.primitive, param, exact=True) if present else _no_array
+
+    check_items, check_output = exact("items"), exact("output")
+    check_ranks, check_flags = exact("ranks", with_ranks), exact("is_valid", with_flags)
+
+    def check(items, output, ranks, is_valid):
+        check_items(items, n)
+        check_output(output, n)
+        check_ranks(ranks, n)
+        check_flags(is_valid, n)
+
+    return device_function(check)
 
 

@@ -59,7 +59,7 @@ from coop._core.exchange import (
     STATIC_SHARED_LIMIT,
     WARP_LOCAL_OFFSETS,
     block_barrier,
-    exact_length,
+    exact_lengths,
     exchange_through,
     exchange_time_sliced_through,
     exchange_warp_by_warp,
@@ -179,10 +179,12 @@ def exchanger(sig, form, dtype, threads, items_per_thread, temp_storage, time_sl
 # -- the public functions' generators -------------------------------------------------------
 
 
-def _specialise(sig, form, items, output, ranks, is_valid, threads, items_per_thread, warp_time_slicing,
+def _specialise(name, form, items, output, ranks, is_valid, threads, items_per_thread, warp_time_slicing,
                 temp_storage):
-    """(exchange, items_per_thread) for a public exchange's argument types (``ranks`` and
-    ``is_valid`` None where the function takes none)."""
+    """``exchange(items, output, ranks, is_valid, temp_storage)`` for a public exchange's
+    argument types (``ranks`` and ``is_valid`` None where the function takes none), the
+    arrays' lengths checked."""
+    sig = Signature(name)
     dtype = sig.items(items, "items")
     sig.output_items(output, "output", dtype)
     if ranks is not None:
@@ -192,37 +194,34 @@ def _specialise(sig, form, items, output, ranks, is_valid, threads, items_per_th
     block = required_threads(sig, threads)
     n = required_items_per_thread(sig, items_per_thread)
     time_slicing = sig.constant_bool(warp_time_slicing, "warp_time_slicing")
-    return exchanger(sig, form, dtype, block, n, temp_storage, time_slicing), n
+    exchange = exchanger(sig, form, dtype, block, n, temp_storage, time_slicing)
+    check = exact_lengths(sig, n, ranks is not None, is_valid is not None)
+
+    def checked_exchange(items, output, ranks, is_valid, temp_storage):
+        check(items, output, ranks, is_valid)
+        exchange(items, output, ranks, is_valid, temp_storage)
+
+    return device_function(checked_exchange)
 
 
 def _structured(name, form, items, output, threads, items_per_thread, warp_time_slicing, temp_storage):
-    sig = Signature(name)
-    exchange, n = _specialise(
-        sig, form, items, output, None, None, threads, items_per_thread, warp_time_slicing, temp_storage
+    exchange = _specialise(
+        name, form, items, output, None, None, threads, items_per_thread, warp_time_slicing, temp_storage
     )
-    check_items, check_output = exact_length(sig, "items"), exact_length(sig, "output")
 
     def impl(items, output, threads=None, items_per_thread=None, warp_time_slicing=False, temp_storage=None):
-        check_items(items, n)
-        check_output(output, n)
         exchange(items, output, None, None, temp_storage)
 
     return impl
 
 
 def _scatter(name, form, items, output, ranks, threads, items_per_thread, warp_time_slicing, temp_storage):
-    sig = Signature(name)
-    exchange, n = _specialise(
-        sig, form, items, output, ranks, None, threads, items_per_thread, warp_time_slicing, temp_storage
+    exchange = _specialise(
+        name, form, items, output, ranks, None, threads, items_per_thread, warp_time_slicing, temp_storage
     )
-    check_items, check_output = exact_length(sig, "items"), exact_length(sig, "output")
-    check_ranks = exact_length(sig, "ranks")
 
     def impl(items, output, ranks, threads=None, items_per_thread=None, warp_time_slicing=False,
              temp_storage=None):
-        check_items(items, n)
-        check_output(output, n)
-        check_ranks(ranks, n)
         exchange(items, output, ranks, None, temp_storage)
 
     return impl
@@ -230,19 +229,12 @@ def _scatter(name, form, items, output, ranks, threads, items_per_thread, warp_t
 
 def _scatter_flagged(name, form, items, output, ranks, is_valid, threads, items_per_thread, warp_time_slicing,
                      temp_storage):
-    sig = Signature(name)
-    exchange, n = _specialise(
-        sig, form, items, output, ranks, is_valid, threads, items_per_thread, warp_time_slicing, temp_storage
+    exchange = _specialise(
+        name, form, items, output, ranks, is_valid, threads, items_per_thread, warp_time_slicing, temp_storage
     )
-    check_items, check_output = exact_length(sig, "items"), exact_length(sig, "output")
-    check_ranks, check_flags = exact_length(sig, "ranks"), exact_length(sig, "is_valid")
 
     def impl(items, output, ranks, is_valid, threads=None, items_per_thread=None, warp_time_slicing=False,
              temp_storage=None):
-        check_items(items, n)
-        check_output(output, n)
-        check_ranks(ranks, n)
-        check_flags(is_valid, n)
         exchange(items, output, ranks, is_valid, temp_storage)
 
     return impl

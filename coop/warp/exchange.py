@@ -35,7 +35,7 @@ from coop._core.backend import cuda
 from coop._core.exchange import (
     FORMS,
     STATIC_SHARED_LIMIT,
-    exact_length,
+    exact_lengths,
     exchange_through,
     padded_slots,
     rank_items,
@@ -129,16 +129,19 @@ def _specialise(name, form, items, output, ranks, threads, items_per_thread, wid
         rank_items(sig, ranks)
     block, n, lanes = _constants(sig, threads, items_per_thread, width)
     exchange = warp_exchanger(sig, form, dtype, lanes, block, n, temp_storage)
-    return sig, exchange, n
+    check = exact_lengths(sig, n, ranks is not None, False)
+
+    def checked_exchange(items, output, ranks, temp_storage):
+        check(items, output, ranks, None)
+        exchange(items, output, ranks, temp_storage)
+
+    return device_function(checked_exchange)
 
 
 def _structured(name, form, items, output, threads, items_per_thread, width, temp_storage):
-    sig, exchange, n = _specialise(name, form, items, output, None, threads, items_per_thread, width, temp_storage)
-    check_items, check_output = exact_length(sig, "items"), exact_length(sig, "output")
+    exchange = _specialise(name, form, items, output, None, threads, items_per_thread, width, temp_storage)
 
     def impl(items, output, threads=None, items_per_thread=None, width=32, temp_storage=None):
-        check_items(items, n)
-        check_output(output, n)
         exchange(items, output, None, temp_storage)
 
     return impl
@@ -237,17 +240,12 @@ def scatter_to_striped(items, output, ranks, threads=None, items_per_thread=None
             for i in range(ITEMS):
                 d_out[base + i * 32 + lane] = items[i]
     """
-    sig, exchange, n = _specialise(
+    exchange = _specialise(
         "coop.warp.exchange.scatter_to_striped", "scatter_to_striped",
         items, output, ranks, threads, items_per_thread, width, temp_storage,
     )
-    check_items, check_output = exact_length(sig, "items"), exact_length(sig, "output")
-    check_ranks = exact_length(sig, "ranks")
 
     def impl(items, output, ranks, threads=None, items_per_thread=None, width=32, temp_storage=None):
-        check_items(items, n)
-        check_output(output, n)
-        check_ranks(ranks, n)
         exchange(items, output, ranks, temp_storage)
 
     return impl
