@@ -109,6 +109,45 @@ def allocator(value_type, slots, owner):
     return allocate
 
 
+def local_allocator(value_type, slots):
+    """A function ``allocate()`` returning a thread-private buffer of ``slots`` values of
+    ``value_type`` (any type, tuples included), read and written with ``store`` and the
+    ``loader``: what ``cuda.local.array`` cannot give for a tuple. Compiled, it is a
+    ``cuda.local.array`` of 8-byte words; accessed at constant indices, NVVM keeps it in
+    registers. Under the simulator, an object array."""
+    if SIMULATOR:
+
+        def allocate():
+            return np.empty(slots, dtype=object)
+
+        return allocate
+
+    from numba.cuda.cudadrv import nvvm
+    from numba.cuda.cudaimpl import _generic_array
+
+    words = scratch_bytes(value_type, slots) // WORD
+    buffer_type = types.Array(types.uint64, 1, "C")
+
+    @intrinsic
+    def allocate(typingctx):
+        def codegen(context, builder, sig, args):
+            # what cuda.local.array(words, np.uint64) lowers to
+            return _generic_array(
+                context,
+                builder,
+                shape=(words,),
+                dtype=types.uint64,
+                symbol_name="_coop_registers",
+                addrspace=nvvm.ADDRSPACE_LOCAL,
+                can_dynsized=False,
+                alignment=None,
+            )
+
+        return buffer_type(), codegen
+
+    return allocate
+
+
 def storage(sig, temp_storage, value_type, slots, owner):
     """Where a block primitive keeps its scratch of ``slots`` values of ``value_type``:
     ``(buffer, lead_barrier)``.

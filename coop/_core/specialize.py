@@ -29,6 +29,7 @@ from numba.cuda.core.errors import TypingError
 from numba.cuda.extending import overload, register_jitable
 
 from coop._core.backend import SIMULATOR
+from coop._core.docs import expand
 
 
 class CoopError(TypingError):
@@ -105,6 +106,7 @@ def primitive(qualname, temp_storage_bytes=None):
                 )
 
         functools.update_wrapper(call, generator)
+        call.__doc__ = expand(generator.__doc__)
         call.__signature__ = signature
         call.__qualname__ = call.__name__ = qualname  # what Numba's errors call it
         if temp_storage_bytes is not None:

@@ -69,6 +69,7 @@ from coop._core.scratch import (
     MAX_BLOCK_THREADS,
     block_rank,
     loader,
+    local_allocator,
     raking_slot,
     scratch_bytes,
     storage,
@@ -123,7 +124,7 @@ def scan_warp_scans(x, op, convert, up, idx, buffer, load, threads, cache):
 @device_function
 def scan_raking(x, op, convert, up, idx, buffer, load, threads, cache):
     """CUB's BLOCK_SCAN_RAKING (``cache`` is None) and BLOCK_SCAN_RAKING_MEMOIZE (``cache``
-    a local array of one segment): partials to shared memory; the first warp reduces
+    a thread-private buffer of one segment, ``coop._core.scratch.local_allocator``): partials to shared memory; the first warp reduces
     consecutive segments (upsweep), scans the segment totals with shuffles, and rescans
     its segments seeded with their prefixes, writing each thread's exclusive prefix back
     (downsweep)."""
@@ -144,12 +145,12 @@ def scan_raking(x, op, convert, up, idx, buffer, load, threads, cache):
         if first < threads:
             partial = load(buffer, raking_slot(first, segment))
             if cache is not None:
-                cache[0] = partial
+                store(cache, 0, partial)
             for i in range(1, segment):
                 if first + i < threads:
                     item = load(buffer, raking_slot(first + i, segment))
                     if cache is not None:
-                        cache[i] = item
+                        store(cache, i, item)
                     partial = convert(op(partial, item))
         rakers = (threads + segment - 1) // segment
         inclusive = inclusive_scan_lanes(partial, op, convert, up, FULL_MASK, lane, 32)
@@ -160,7 +161,7 @@ def scan_raking(x, op, convert, up, idx, buffer, load, threads, cache):
             for i in range(segment):
                 if first + i < threads:
                     slot = raking_slot(first + i, segment)
-                    item = cache[i] if cache is not None else load(buffer, slot)
+                    item = load(cache, i) if cache is not None else load(buffer, slot)
                     if lane > 0 or i > 0:
                         store(buffer, slot, running)
                         running = convert(op(running, item))
@@ -190,6 +191,11 @@ def temp_storage_bytes(sig, value_type, threads, algorithm="raking"):
 
 
 # -- seeds: (exclusive, aggregate) -> (this thread's prefix, whether it has one) ----------
+
+
+@device_function
+def no_cache():
+    return None
 
 
 @device_function
@@ -287,13 +293,14 @@ def _specialise_scan(sig, value, op, initial, output, prefix_op, prefix_state, t
     segment = (max_threads + 31) // 32
 
     memoize = algorithm == "raking_memoize" and block is not None and block > 32
+    allocate_cache = local_allocator(dtype, segment) if memoize else no_cache
 
     def scan(value, output, op, initial, prefix_op, prefix_state, temp_storage):
         check_output(value, output)
         buffer = scratch(temp_storage)
         if users_buffer:
             cuda.syncthreads()  # other primitives may still be reading the caller's buffer
-        cache = cuda.local.array(segment, dtype) if memoize else None
+        cache = allocate_cache()
         exclusive_prefix, aggregate = scan_block(
             prepare(value, op, convert), op, convert, up, idx, buffer, load, count_threads(), cache
         )
