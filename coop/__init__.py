@@ -8,11 +8,14 @@ simulator (``NUMBA_ENABLE_CUDASIM=1``), to which coop adds the warp intrinsics.
 - ``coop.warp``: warp and logical sub-warp reductions, scans, broadcast.
 - ``coop.block``: block-wide primitives.
 - ``coop.ops``: named binary operators (add, min, argmax, ...).
+- ``coop.config``: settings (``coop.config.debug``: run-time checks in compiled kernels).
 """
 
 from coop._core.backend import SIMULATOR
+from coop._core.config import config
+from coop._core.specialize import CoopError
 from coop import block, ops, thread, warp
 
 __version__ = "0.1.0"
 
-__all__ = ["thread", "warp", "block", "ops", "SIMULATOR", "__version__"]
+__all__ = ["thread", "warp", "block", "ops", "config", "CoopError", "SIMULATOR", "__version__"]

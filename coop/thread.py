@@ -16,10 +16,13 @@ Example::
         d_out[cuda.grid(1)] = total
 """
 
+import numpy as np
+
 from coop.ops import add
 
+from coop._core.misuse import output_check
 from coop._core.specialize import Signature, device_function, is_none, primitive
-from coop._core.values import converter, is_numeric_scalar
+from coop._core.values import converter
 
 __all__ = [
     "reduce",
@@ -86,9 +89,47 @@ def exclusive_scan_items_unseeded(items, output, op, convert):
     return running
 
 
-def _sum_type(sig, ty, param):
-    if not is_numeric_scalar(ty):
-        raise sig.error(param, f"must hold numbers to sum, got {ty} (for bool use logical_or)")
+@device_function
+def count_value(value, rank, valid_items):
+    """A bool as an int32 count: sums of bools count them."""
+    return np.int32(value)
+
+
+@device_function
+def count_valid_value(value, rank, valid_items):
+    if rank < valid_items:
+        return np.int32(value)
+    return np.int32(0)
+
+
+@device_function
+def count_items(items, rank, valid_items):
+    """How many of the thread's bool items are true (int32)."""
+    total = np.int32(0)
+    for i in range(len(items)):
+        total = np.int32(total + np.int32(items[i]))
+    return total
+
+
+@device_function
+def count_valid_items(items, rank, valid_items):
+    """As count_items, of the items whose tile index (rank * len(items) + i) is below
+    ``valid_items``."""
+    n = len(items)
+    total = np.int32(0)
+    for i in range(n):
+        if rank * n + i < valid_items:
+            total = np.int32(total + np.int32(items[i]))
+    return total
+
+
+def counter(is_items, partial):
+    """The thread's contribution to a sum of bools, ``count(value, rank, valid_items)``:
+    its true values as an int32, counting only tile positions below ``valid_items`` if
+    ``partial``."""
+    if is_items:
+        return count_valid_items if partial else count_items
+    return count_valid_value if partial else count_value
 
 
 # -- public primitives -------------------------------------------------------------------
@@ -148,14 +189,17 @@ def inclusive_scan(items, output, op, prefix=None):
     sig.output_items(output, "output", dtype)
     sig.operator(op, dtype)
     convert = converter(dtype)
+    check_output = output_check(sig.primitive, True)
     if is_none(prefix):
 
         def impl(items, output, op, prefix=None):
+            check_output(items, output)
             return inclusive_scan_items(items, output, op, convert)
 
     else:
 
         def impl(items, output, op, prefix=None):
+            check_output(items, output)
             return inclusive_scan_items_with_prefix(items, output, op, convert, convert(prefix))
 
     return impl
@@ -177,8 +221,10 @@ def exclusive_scan(items, output, op, initial):
     sig.output_items(output, "output", dtype)
     sig.operator(op, dtype)
     convert = converter(dtype)
+    check_output = output_check(sig.primitive, True)
 
     def impl(items, output, op, initial):
+        check_output(items, output)
         return exclusive_scan_items(items, output, op, convert, convert(initial))
 
     return impl
@@ -189,17 +235,20 @@ def _specialise_sum(name, scan, items, output, exclusive):
     the exclusive one)."""
     sig = Signature(name)
     dtype = sig.items(items, "items")
+    sig.sum_input(items, "items", count_items=False)
     sig.output_items(output, "output", dtype)
-    _sum_type(sig, dtype, "items")
     zero = converter(dtype)
+    check_output = output_check(name, True)  # named by the sum, before the scan's own
     if exclusive:
 
         def impl(items, output):
+            check_output(items, output)
             return scan(items, output, add, zero(0))
 
     else:
 
         def impl(items, output):
+            check_output(items, output)
             return scan(items, output, add)
 
     return impl
@@ -239,11 +288,14 @@ def transform(items, output, fn):
     """
     sig = Signature("coop.thread.transform")
     in_dtype = sig.items(items, "items")
+    sig.writable(output, "output")
     out_dtype = sig.items(output, "output")
     sig.operator(fn, in_dtype, param="fn", arity=1, result_type=out_dtype)
     convert = converter(out_dtype)
+    check_output = output_check(sig.primitive, True)
 
     def impl(items, output, fn):
+        check_output(items, output)
         for i in range(len(items)):
             output[i] = convert(fn(items[i]))
 

@@ -39,6 +39,7 @@ ORDERED = [name for name in SCALARS if not name.startswith("complex")]
 
 CASES = {}
 MISUSES = {}
+LAUNCH_THREADS = {}
 
 
 def case(name, sig):
@@ -49,9 +50,13 @@ def case(name, sig):
     return register
 
 
-def misuse(name, sig, message):
+def misuse(name, sig, message, threads=128):
+    """A kernel that must fail with ``message``: compiled here (``test_codegen.py``) and
+    launched with ``threads`` threads on the simulator or the GPU (``test_misuse.py``)."""
+
     def register(fn):
         MISUSES[name] = (fn, sig, message)
+        LAUNCH_THREADS[name] = threads
         return fn
 
     return register
@@ -279,13 +284,27 @@ def unsupported_dtype(x, out):
 
 
 @misuse(
-    "sum-of-bool",
+    "thread-sum-of-bool-items",
     (types.boolean[::1], types.boolean[::1]),
-    "coop.warp.sum: value must hold numbers to sum, got bool (for bool use logical_or)",
+    "coop.thread.inclusive_sum: items must hold numbers to sum, got bool (bools are counted one per thread",
 )
-def sum_of_bool(x, out):
+def thread_sum_of_bool_items(x, out):
     i = cuda.grid(1)
-    out[i] = coop.warp.sum(x[i])
+    items = cuda.local.array(2, np.bool_)
+    items[0], items[1] = x[i], x[i]
+    out[i] = coop.thread.inclusive_sum(items, items)
+
+
+@case("bool-sums-count", (types.boolean[::1], types.int32[:, ::1]))
+def bool_sums_count(x, out):
+    i = cuda.grid(1)
+    items = cuda.local.array(4, np.bool_)
+    for j in range(4):
+        items[j] = x[i * 4 + j]
+    out[0, i] = coop.warp.sum(x[i])
+    out[1, i] = coop.warp.all_sum(items, valid_items=i % 100)
+    out[2, i] = coop.block.sum(items, threads=128)
+    out[3, i] = coop.block.exclusive_sum(x[i], threads=128)
 
 
 @misuse(
@@ -386,6 +405,81 @@ def threads_above_1024(x, out):
 
 
 @misuse(
+    "threads-shape-not-constant",
+    (types.int32[::1], types.int32[::1]),
+    "coop.block.all_sum: threads must be a compile-time constant",
+)
+def threads_shape_not_constant(x, out):
+    i = cuda.grid(1)
+    out[i] = coop.block.all_sum(x[i], threads=(cuda.blockDim.x, 1))
+
+
+@misuse(
+    "threads-from-local-variables",
+    (types.int32[::1], types.int32[::1]),
+    "coop.block.reduce: threads must be a compile-time constant",
+)
+def threads_from_local_variables(x, out):
+    i = cuda.grid(1)
+    n = 64
+    if x[0] > 0:
+        n = 128  # two different values: Numba types n as a run-time int64
+    out[i] = coop.block.reduce(x[i], operator.add, threads=n)
+
+
+@misuse(
+    "algorithm-not-constant",
+    (types.int32[::1], types.int32[::1]),
+    "coop.block.inclusive_sum: algorithm must be a constant string",
+)
+def algorithm_not_constant(x, out):
+    i = cuda.grid(1)
+    algorithm = "raking" if x[0] > 0 else "warp_scans"
+    out[i] = coop.block.inclusive_sum(x[i], algorithm=algorithm)
+
+
+@misuse(
+    "items-per-thread-from-device-function-parameter",
+    (types.int32[::1], types.int32[::1]),
+    "coop.block.load: items_per_thread must be a compile-time constant",
+)
+def items_per_thread_from_parameter(x, out):
+    load_first_item(x, out, len(x))
+
+
+@cuda.jit(device=True)
+def load_first_item(x, out, n):
+    items = cuda.local.array(2, np.int32)
+    coop.block.load(x, items, items_per_thread=n)
+    out[cuda.grid(1)] = items[0]
+
+
+@misuse(
+    "store-to-read-only-array",
+    (types.int32[::1], types.int32[::1]),
+    "coop.block.store: dst is a read-only array",
+)
+def store_to_read_only_array(x, out):
+    items = cuda.local.array(2, np.int32)
+    items[0], items[1] = x[0], x[1]
+    coop.block.store(LOOKUP_TABLE, items)
+
+
+LOOKUP_TABLE = np.arange(512, dtype=np.int32)  # a global array: a read-only constant in kernels
+
+
+@misuse(
+    "output-read-only",
+    (types.int32[::1], types.int32[::1]),
+    "coop.warp.inclusive_scan: output is a read-only array",
+)
+def output_read_only(x, out):
+    items = cuda.local.array(2, np.int32)
+    items[0], items[1] = x[0], x[1]
+    out[0] = coop.warp.inclusive_scan(items, operator.add, LOOKUP_TABLE[:2])
+
+
+@misuse(
     "block-output-dtype",
     (types.float32[::1], types.float32[::1]),
     "coop.block.exclusive_scan: output must hold float32 items like the input, got float64",
@@ -421,7 +515,7 @@ def prefix_op_without_state(x, out):
 @misuse(
     "called-on-host",
     None,
-    "coop.warp.sum is a kernel-side primitive",
+    "coop.warp.sum was called from host code: call coop.warp.sum inside a @cuda.jit kernel",
 )
 def called_on_host():
     return coop.warp.sum(1)
@@ -674,6 +768,7 @@ def exchange_ranks_not_integers(x, out):
     "exchange-items-wrong-length",
     (types.int32[::1], types.int32[::1]),
     "coop_error__coop_block_exchange_scatter_to_striped_flagged__is_valid_wrong_length",
+    threads=32,
 )
 def exchange_items_wrong_length(x, out):
     items = cuda.local.array(4, np.int32)
@@ -1090,17 +1185,6 @@ CALL = re.compile(r"^\s*call(\.uni)?\b", re.MULTILINE)
 LINK_ERROR = re.compile(r"\.extern \.func (coop_error__\w+)")
 
 
-def install_device_stand_in():
-    """numba-cuda asks the current device for its compute capability when it compiles a
-    device function; without a GPU, answer sm_90."""
-    import numba.cuda.dispatcher as dispatcher
-
-    class Sm90:
-        compute_capability = (9, 0)
-
-    dispatcher.get_current_device = lambda: Sm90()
-
-
 def compile_case(name):
     fn, sig = CASES[name]
     try:
@@ -1113,7 +1197,27 @@ def compile_case(name):
         "calls": len(CALL.findall(ptx)),
         "shuffles": ptx.count("shfl.sync"),
         "link_errors": LINK_ERROR.findall(ptx),
+        "debug_checks": ptx.count("trap;") + ptx.count("vprintf"),
     }
+
+
+# -- debug mode: compiled only with COOP_DEBUG=1 (main(["--debug-probe"]) in a subprocess) --
+
+
+def debug_probe(x, out, n):
+    i = cuda.grid(1)
+    items = cuda.local.array(4, np.int32)
+    for k in range(4):
+        items[k] = x[4 * i + k]
+    coop.thread.inclusive_sum(items, out[4 * i : 4 * i + n])  # a length known at run time
+    out[i] += coop.block.exclusive_sum(items[0], threads=(16, 8))
+
+
+def compile_debug_probe():
+    from coop import config
+
+    ptx, _ = cuda.compile_ptx(debug_probe, (types.int32[::1], types.int32[::1], types.int64), cc=(9, 0))
+    return {"debug": config.debug, "traps": ptx.count("trap;"), "prints": ptx.count("vprintf")}
 
 
 def compile_misuse(name):
@@ -1136,7 +1240,9 @@ def compile_misuse(name):
 
 
 def main():
-    install_device_stand_in()
+    if sys.argv[1:] == ["--debug-probe"]:
+        print(json.dumps(compile_debug_probe()), flush=True)
+        return 0
     for name in CASES:
         print(json.dumps({"kind": "case", "name": name, **compile_case(name)}), flush=True)
     for name in MISUSES:

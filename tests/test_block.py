@@ -212,6 +212,112 @@ def test_argmax_tuples(algorithm):
         assert_equal_exact(indices, np.repeat([i for _, i in expected], threads), f"argmax index {shape}")
 
 
+# -- tuple values through every algorithm ------------------------------------------------
+# Each algorithm x each kind of tuple operator: argmax pairs (coop.ops), a key-value pair
+# with the segmented-sum operator (a lambda), and affine maps x -> a*x + b composed in
+# order (a non-commutative 2-tuple operator, as a lambda and as a device function). With
+# threads= given, so that "raking_memoize" keeps its segments in registers.
+
+
+@cuda.jit(device=True)
+def compose_affine(f, g):
+    """g after f, for maps x -> a*x + b: (a_f * a_g, b_f * a_g + b_g)."""
+    return f[0] * g[0], f[1] * g[0] + g[1]
+
+
+def _segmented_sum(p, q):
+    return (q[0], q[1] if p[0] != q[0] else p[1] + q[1])
+
+
+def _compose_reference(f, g):
+    return (f[0] * g[0], f[1] * g[0] + g[1])
+
+
+TUPLE_OPERATORS = {
+    "argmax": (coop.ops.argmax, reference_argmax),
+    "segmented-sum-lambda": (None, _segmented_sum),
+    "affine-lambda": (None, _compose_reference),
+    "affine-device-function": (compose_affine, _compose_reference),
+}
+TUPLE_SHAPES = [64, (8, 4, 2), 96] if FULL_MATRIX else [64]
+
+
+def _tuple_inputs(kind, n, rng):
+    if kind == "argmax":
+        return integer_valued(np.float32, n, rng, 0, 5), np.arange(n, dtype=np.int32)
+    if kind.startswith("segmented"):
+        return np.sort(rng.integers(0, n // 8, n)).astype(np.int32), integer_valued(np.float64, n, rng)
+    return rng.choice([-1.0, 1.0], n), integer_valued(np.float64, n, rng)
+
+
+def tuple_kernel(kind, algorithm, threads, scan):
+    ALG, T = algorithm, threads
+    collective = coop.block.inclusive_scan if scan else coop.block.all_reduce
+
+    if kind == "affine-lambda":
+
+        @jit_any_block
+        def kernel(first, second, out_first, out_second):
+            g = global_rank()
+            r = collective((first[g], second[g]), lambda f, h: (f[0] * h[0], f[1] * h[0] + h[1]), threads=T, algorithm=ALG)
+            out_first[g] = r[0]
+            out_second[g] = r[1]
+
+    elif kind == "segmented-sum-lambda":
+
+        @jit_any_block
+        def kernel(first, second, out_first, out_second):
+            g = global_rank()
+            r = collective((first[g], second[g]), lambda p, q: (q[0], q[1] if p[0] != q[0] else p[1] + q[1]), threads=T, algorithm=ALG)
+            out_first[g] = r[0]
+            out_second[g] = r[1]
+
+    else:
+        op = TUPLE_OPERATORS[kind][0]
+
+        @jit_any_block
+        def kernel(first, second, out_first, out_second):
+            g = global_rank()
+            r = collective((first[g], second[g]), op, threads=T, algorithm=ALG)
+            out_first[g] = r[0]
+            out_second[g] = r[1]
+
+    return kernel
+
+
+def tuple_cases():
+    cases = []
+    for algorithm in REDUCE_ALGORITHMS + SCAN_ALGORITHMS:
+        for kind in TUPLE_OPERATORS:
+            if algorithm == "raking_commutative_only" and kind != "argmax":
+                continue  # the others are not commutative
+            cases.append(pytest.param(algorithm, kind, id=f"{algorithm}-{kind}"))
+    return cases
+
+
+@pytest.mark.parametrize("algorithm,kind", tuple_cases())
+def test_tuple_values_every_algorithm(algorithm, kind):
+    scan = algorithm in SCAN_ALGORITHMS
+    _, reference = TUPLE_OPERATORS[kind]
+    rng = np.random.default_rng(11)
+    for shape in TUPLE_SHAPES:
+        threads = size(shape)
+        n = threads * BLOCKS
+        first, second = _tuple_inputs(kind, n, rng)
+        out_first, out_second = np.zeros_like(first), np.zeros_like(second)
+        tuple_kernel(kind, algorithm, shape, scan)[BLOCKS, shape](first, second, out_first, out_second)
+        expected = []
+        for s in range(0, n, threads):
+            pairs = [(first[i], second[i]) for i in range(s, s + threads)]
+            if scan:
+                expected += inclusive_reference(pairs, reference)
+            else:
+                expected += [reduce_reference(pairs, reference)] * threads
+        where = f"{algorithm} {kind} {shape}"
+        assert_equal_exact(out_first, [e[0] for e in expected], f"first members, {where}")
+        assert_equal_exact(out_second, [e[1] for e in expected], f"second members, {where}")
+
+
 # -- scans -------------------------------------------------------------------------------
 
 

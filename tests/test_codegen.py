@@ -28,6 +28,8 @@ def compiled():
         results.update({name: codegen_cases.compile_misuse(name) for name in codegen_cases.MISUSES})
         return results
     env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_ENABLE_CUDASIM", "COOP_TEST_MODE")}
+    env["NUMBA_ENABLE_CUDASIM"] = "0"  # compile only: Numba's GPU backend without a GPU
+    env["COOP_DEBUG"] = "0"
     env["PYTHONPATH"] = os.pathsep.join([str(HERE.parent), str(HERE), env.get("PYTHONPATH", "")])
     run = subprocess.run(
         [sys.executable, str(HERE / "codegen_cases.py")],
@@ -54,8 +56,34 @@ def test_registers_only(compiled, name):
     assert not result["local_memory"], f"{name}: PTX uses local memory"
     assert result["calls"] == 0, f"{name}: PTX makes {result['calls']} calls"
     assert not result["link_errors"], f"{name}: size checks failed: {result['link_errors']}"
+    if not coop_debug_on():
+        assert result["debug_checks"] == 0, f"{name}: debug checks (trap, vprintf) with debug mode off"
     if name.startswith("warp"):
         assert result["shuffles"] > 0, f"{name}: no shfl.sync in PTX"
+
+
+def coop_debug_on():
+    return not SIMULATED and os.environ.get("COOP_DEBUG", "0") not in ("", "0")
+
+
+@pytest.mark.parametrize("debug", [False, True])
+def test_debug_checks_only_in_debug_mode(debug):
+    """coop.config.debug adds run-time checks (launch size against threads=, lengths known
+    only at run time) that print and trap; off, the same kernel has neither."""
+    env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_ENABLE_CUDASIM", "COOP_TEST_MODE")}
+    env.update(NUMBA_ENABLE_CUDASIM="0", COOP_DEBUG="1" if debug else "0")
+    env["PYTHONPATH"] = os.pathsep.join([str(HERE.parent), str(HERE), env.get("PYTHONPATH", "")])
+    run = subprocess.run(
+        [sys.executable, str(HERE / "codegen_cases.py"), "--debug-probe"],
+        env=env, capture_output=True, text=True, timeout=600,
+    )
+    assert run.returncode == 0, run.stderr[-4000:]
+    probe = json.loads(run.stdout.splitlines()[-1])
+    assert probe["debug"] is debug
+    if debug:
+        assert probe["traps"] >= 2 and probe["prints"] >= 2, probe
+    else:
+        assert probe["traps"] == 0 and probe["prints"] == 0, probe
 
 
 def _plain(text):

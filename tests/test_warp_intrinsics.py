@@ -654,10 +654,8 @@ def test_mismatched_intrinsics_raise():
 
 
 @simulator_only
-def test_wait_times_out_naming_missing_lanes(monkeypatch):
+def test_lane_waiting_in_syncthreads_is_reported_at_once():
     from coop._core import simulator
-
-    monkeypatch.setattr(simulator, "DEADLOCK_TIMEOUT_S", 0.5)
 
     @cuda.jit
     def stuck_kernel(x, out):
@@ -668,9 +666,32 @@ def test_wait_times_out_naming_missing_lanes(monkeypatch):
             out[tid] = cuda.shfl_down_sync(FULL, x[tid], 1)
 
     x = np.arange(32, dtype=np.int32)
-    missing_lane_31 = r"shfl_down_sync.*lanes \[31 \(31, 0, 0\)\] never arrived"
-    with pytest.raises(simulator.WarpSyncError, match=missing_lane_31):
+    start = time.monotonic()
+    where = r"threads 0-30: waiting in shfl_down_sync\(mask=0xffffffff\) at test_warp_intrinsics.py:\d+ in stuck_kernel; thread 31: waiting in cuda.syncthreads\(\)"
+    with pytest.raises(simulator.CollectiveError, match=where):
         stuck_kernel[1, 32](x, np.zeros_like(x))
+    assert time.monotonic() - start < 10
+
+
+@simulator_only
+def test_wait_times_out_naming_missing_lanes(monkeypatch):
+    """A lane that is neither waiting nor done (here: sleeping) is waited for until
+    DEADLOCK_TIMEOUT_S, then the wait fails naming where every thread is."""
+    from coop._core import simulator
+
+    monkeypatch.setattr(simulator, "DEADLOCK_TIMEOUT_S", 0.5)
+
+    @cuda.jit
+    def slow_kernel(x, out):
+        tid = cuda.threadIdx.x
+        if tid == 31:
+            time.sleep(2)
+        out[tid] = cuda.shfl_down_sync(FULL, x[tid], 1)
+
+    x = np.arange(32, dtype=np.int32)
+    missing_lane_31 = r"shfl_down_sync.*waited 0.5 s.*thread 31: running"
+    with pytest.raises(simulator.WarpSyncError, match=missing_lane_31):
+        slow_kernel[1, 32](x, np.zeros_like(x))
 
 
 @simulator_only

@@ -18,12 +18,23 @@ import warnings
 
 def _simulate_without_a_gpu():
     """On a machine with no GPU, choose Numba's simulator, before numba.cuda is imported
-    (Numba fixes its backend then). An explicit NUMBA_ENABLE_CUDASIM, or numba.cuda
-    already imported, is left alone."""
-    if "NUMBA_ENABLE_CUDASIM" in os.environ or "numba.cuda" in sys.modules:
+    (Numba fixes its backend then). An explicit NUMBA_ENABLE_CUDASIM is left alone; with
+    numba.cuda already imported it is too late, and a warning says so."""
+    if "NUMBA_ENABLE_CUDASIM" in os.environ:
         return
     from coop._core.device import gpu_available
 
+    if "numba.cuda" in sys.modules:
+        if not gpu_available():
+            warnings.warn(
+                "coop: numba.cuda was imported before coop on a machine without a CUDA GPU, so "
+                "Numba keeps its GPU backend and launching a kernel will fail ('CUDA driver "
+                "library cannot be found'). Import coop before numba.cuda (or set "
+                "NUMBA_ENABLE_CUDASIM=1) to run kernels on Numba's CPU simulator; set "
+                "NUMBA_ENABLE_CUDASIM=0 to silence this if you only compile (cuda.compile_ptx).",
+                stacklevel=_frames_to_importer(),
+            )
+        return
     if not gpu_available():
         os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
         warnings.warn(
@@ -48,6 +59,47 @@ def _frames_to_importer():
     return 1
 
 
+def _compile_without_a_gpu():
+    """Let ``cuda.compile_ptx(..., cc=...)`` work on a machine without a GPU.
+
+    numba-cuda compiles each ``@cuda.jit(device=True)`` function that a kernel calls
+    (a coop operator, say) for the compute capability of the current device, which it
+    asks the driver for even when ``compile_ptx`` was given ``cc``; with no driver that
+    fails with "Error at driver init". Where the driver cannot answer, the device is
+    taken to be the target of the compilation under way (``compile_cuda``'s ``cc``), or
+    Numba's default PTX target. With a GPU nothing changes."""
+    import threading
+
+    from numba.cuda import compiler, dispatcher
+    from numba.cuda.cudadrv.error import CudaSupportError
+
+    targets = threading.local()
+    driver_device = dispatcher.get_current_device
+    compile_cuda = compiler.compile_cuda
+
+    class Target:
+        def __init__(self, compute_capability):
+            self.compute_capability = compute_capability
+
+    def compile_for(*args, **kwargs):
+        stack = targets.__dict__.setdefault("ccs", [])
+        stack.append(kwargs.get("cc"))
+        try:
+            return compile_cuda(*args, **kwargs)
+        finally:
+            stack.pop()
+
+    def current_device():
+        try:
+            return driver_device()
+        except CudaSupportError:
+            compiling = [cc for cc in getattr(targets, "ccs", ()) if cc]
+            return Target(compiling[-1] if compiling else config.CUDA_DEFAULT_PTX_CC)
+
+    compiler.compile_cuda = compile_for
+    dispatcher.get_current_device = current_device
+
+
 _simulate_without_a_gpu()
 
 from numba import cuda as _numba_cuda  # noqa: E402  (after the backend is chosen)
@@ -70,3 +122,4 @@ if SIMULATOR:
     cuda = _RunningKernelCUDA()
 else:
     cuda = _numba_cuda
+    _compile_without_a_gpu()

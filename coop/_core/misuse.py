@@ -9,14 +9,16 @@ length is a known constant and too small, that call survives and the kernel fail
 link (before it ever runs) with an undefined reference naming the primitive, the
 parameter and the problem, e.g. ``coop_error__coop_block_exclusive_sum__output_too_short``
 (``..._wrong_length`` for arrays that must hold exactly a primitive's items per thread).
-When the length is known only at run time, nothing is emitted: no cost.
+When the length is known only at run time, nothing is emitted (no cost), unless debug
+mode is on (``coop.config.debug``): then a run-time check prints the message the
+simulator gives and traps.
 
 Older NVVM (seen with the CUDA 12 toolchain) does not know ``llvm.is.constant`` and would
 leave a call to it in the PTX, which ptxas rejects; ``size_checks_available()`` asks the
 NVVM in use once per process, and where it cannot fold the test no check is emitted.
 
 Under the simulator, arrays have lengths: the check runs on every call and raises
-``CoopError`` with the full message.
+``CoopError`` with the full message, which names the symbol too.
 """
 
 import functools
@@ -25,8 +27,27 @@ from coop._core.backend import SIMULATOR
 from coop._core.specialize import CoopError, device_function
 
 
+def launch_message(qualname, given, count):
+    """What a primitive given ``threads=given`` says in a block of ``count`` threads, on
+    the simulator and in debug mode (``coop._core.debug``)."""
+    return f"{qualname}: threads={given} but the block has {count} threads; threads must be the block's thread count"
+
+
 def _symbol(qualname, param, problem):
     return f"coop_error__{qualname.replace('.', '_')}__{param}_{problem}"
+
+
+def _problem(param, unit, exact):
+    return "wrong_length" if exact else "too_short" if unit == "items" else "too_small"
+
+
+def size_message(qualname, param, unit, exact, size, minimum):
+    """What a check says of an array holding ``size`` items (or bytes) where it needs
+    ``minimum``: the same on the simulator and in debug mode, naming the symbol that
+    makes the kernel fail to link when the size is known at compile time."""
+    needs = f"it must hold exactly {minimum}" if exact else f"it needs at least {minimum}"
+    symbol = _symbol(qualname, param, _problem(param, unit, exact))
+    return f"{qualname}: {param} holds {size} {unit}, {needs} (compiled: {symbol})"
 
 
 if SIMULATOR:
@@ -38,12 +59,8 @@ if SIMULATOR:
 
         def check(array, minimum):
             size = len(array) * (array.itemsize if unit == "bytes" else 1)
-            if exact and size != minimum:
-                raise CoopError(f"{qualname}: {param} holds {size} {unit}, it must hold exactly {minimum}")
-            if size < minimum:
-                raise CoopError(
-                    f"{qualname}: {param} holds {size} {unit}, it needs at least {minimum}"
-                )
+            if (size != minimum) if exact else (size < minimum):
+                raise CoopError(size_message(qualname, param, unit, exact, size, minimum))
 
         return check
 
@@ -54,6 +71,8 @@ else:
     from llvmlite import ir
     from numba.cuda import types
     from numba.cuda.extending import intrinsic
+
+    from coop._core.config import config
 
     @functools.lru_cache(maxsize=None)
     def size_checks_available():
@@ -84,8 +103,8 @@ else:
     def size_check(qualname, param, unit="items", exact=False):
         """``check(array, minimum)``: ``array`` must hold ``minimum`` items (or bytes);
         with ``exact``, exactly ``minimum``."""
-        problem = "wrong_length" if exact else "too_short" if unit == "items" else "too_small"
-        symbol = _symbol(qualname, param, problem)
+        symbol = _symbol(qualname, param, _problem(param, unit, exact))
+        message = size_message(qualname, param, unit, exact, "%lld", "%lld")
 
         @intrinsic
         def check(typingctx, array, minimum):
@@ -93,7 +112,8 @@ else:
                 return None
 
             def codegen(context, builder, sig, args):
-                if not size_checks_available():
+                debug = config.debug
+                if not (size_checks_available() or debug):
                     return context.get_dummy_value()
                 array_type, minimum_type = sig.args
                 data = context.make_array(array_type)(context, builder, args[0])
@@ -104,14 +124,19 @@ else:
                 needed = context.cast(builder, args[1], minimum_type, types.intp)
                 bad_size = builder.icmp_signed("!=" if exact else "<", size, needed)
                 module = builder.module
-                bit = ir.IntType(1)
-                is_constant = _function(module, "llvm.is.constant.i1", bit, [bit])
-                known = builder.call(is_constant, [bad_size])
-                with builder.if_then(builder.and_(known, bad_size), likely=False):
-                    builder.call(_function(module, symbol, ir.VoidType(), []), [])
+                if size_checks_available():
+                    bit = ir.IntType(1)
+                    is_constant = _function(module, "llvm.is.constant.i1", bit, [bit])
+                    known = builder.call(is_constant, [bad_size])
+                    with builder.if_then(builder.and_(known, bad_size), likely=False):
+                        builder.call(_function(module, symbol, ir.VoidType(), []), [])
+                if debug:  # sizes known only at run time
+                    trap_if(context, builder, bad_size, message, [size, needed])
                 return context.get_dummy_value()
 
             return types.void(array, minimum), codegen
+
+        from coop._core.debug import trap_if  # (imports this module)
 
         return check
 

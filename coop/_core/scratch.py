@@ -188,21 +188,15 @@ def storage(sig, temp_storage, value_type, slots, owner):
 
 
 if SIMULATOR:
+    from coop._core.values import zero
 
     def store(buffer, index, value):
         buffer[index] = value
 
-    def _zero(value_type):
-        if isinstance(value_type, types.BaseTuple):
-            return tuple(_zero(member) for member in value_type.types)
-        from numba.cuda.np.numpy_support import as_dtype
-
-        return as_dtype(value_type).type(0)
-
     def loader(value_type):
         # A slot no thread wrote (which some primitives read and discard, e.g. a guarded
         # scatter's unfilled positions) reads as zero; a GPU gives whatever it held.
-        unwritten = _zero(value_type)
+        unwritten = zero(value_type)
 
         def load(buffer, index):
             value = buffer[index]

@@ -56,54 +56,69 @@ class SimulatedCallable(types.Opaque):
         super().__init__(f"SimulatedCallable({getattr(function, '__qualname__', '?')}@{id(code):x})")
 
 
-def _simulator_type(value):
-    """The Numba type a simulated argument would have in a compiled kernel (ints as literals)."""
+def _simulator_type(value, constant=True, read_only=False):
+    """The Numba type a simulated argument would have in a compiled kernel: ints, bools
+    and strings as literals where Numba sees a compile-time ``constant`` (see
+    ``coop._core.call_site``), else as run-time values; arrays ``read_only`` where
+    Numba's would be (a global array, or one that is not writeable)."""
     from numba.cuda.np.numpy_support import from_dtype
     from numba.cuda.typing.typeof import typeof
 
     if value is None:
         return None
     if isinstance(value, (bool, np.bool_)) and not isinstance(value, np.ndarray):
-        return types.boolean if isinstance(value, np.bool_) else types.literal(bool(value))
+        if isinstance(value, np.bool_) or not constant:
+            return types.boolean
+        return types.literal(bool(value))
     if isinstance(value, (int, str)):
-        return types.literal(value)
+        if constant:
+            return types.literal(value)
+        return types.unicode_type if isinstance(value, str) else types.int64
+    if isinstance(value, tuple) and constant and value and all(isinstance(v, int) for v in value):
+        return types.BaseTuple.from_types([types.literal(v) for v in value])
     if hasattr(value, "dtype") and hasattr(value, "ndim") and getattr(value, "ndim", 0) > 0:
-        return types.Array(from_dtype(np.dtype(value.dtype)), value.ndim, "A")
+        flags = getattr(value, "flags", None)
+        writeable = flags is None or flags.writeable
+        return types.Array(from_dtype(np.dtype(value.dtype)), value.ndim, "A", readonly=read_only or not writeable)
     if callable(value) and not isinstance(value, type):
         return SimulatedCallable(value)
     return typeof(value)
 
 
-def primitive(qualname, temp_storage_bytes=None):
+def host_call_message(qualname):
+    return (
+        f"{qualname} was called from host code: call {qualname} inside a @cuda.jit kernel "
+        "(or a device function that a kernel calls)"
+    )
+
+
+def primitive(qualname, temp_storage_bytes=None, group=None, uniform=()):
     """Make a kernel-side primitive from its generator (see the module docstring).
 
     ``temp_storage_bytes(sig, value_type, ...)``, for primitives with shared scratch, becomes
     the host-side ``primitive.temp_storage_bytes(dtype, ...)``: the bytes a
     ``temp_storage=`` array needs, for sizing ``cuda.shared.array`` at module level.
+
+    ``group``: ``"block"`` or ``"warp"`` for collectives, which every thread of the block
+    (every lane of the logical warp given by the ``width`` argument) must call, with equal
+    values of the parameters named in ``uniform``; a ``threads`` argument must be the
+    block's thread count. The simulator checks all of this at each call
+    (``coop._core.simulator.primitive_call``); compiled, debug mode
+    (``coop.config.debug``) checks ``threads`` at run time.
     """
 
     def decorate(generator):
         signature = inspect.signature(generator)
+        parameters = tuple(signature.parameters)
 
         if SIMULATOR:
-            implementations = {}
-
-            def call(*args, **kwargs):
-                bound = signature.bind(*args, **kwargs)
-                bound.apply_defaults()
-                arg_types = tuple(_simulator_type(v) for v in bound.arguments.values())
-                impl = implementations.get(arg_types)
-                if impl is None:
-                    impl = implementations[arg_types] = generator(*arg_types)
-                return impl(*bound.args, **bound.kwargs)
-
+            call = _simulated_primitive(qualname, generator, signature, group, uniform)
         else:
 
             def call(*args, **kwargs):
-                raise CoopError(
-                    f"{qualname} is a kernel-side primitive: call it inside a "
-                    "@cuda.jit kernel or device function"
-                )
+                raise CoopError(host_call_message(qualname))
+
+            generator_with_checks = _with_debug_checks(qualname, generator, signature, parameters)
 
         functools.update_wrapper(call, generator)
         call.__doc__ = expand(generator.__doc__)
@@ -112,10 +127,103 @@ def primitive(qualname, temp_storage_bytes=None):
         if temp_storage_bytes is not None:
             call.temp_storage_bytes = _host_sizer(qualname, temp_storage_bytes)
         if not SIMULATOR:
-            overload(call, target="cuda", prefer_literal=True)(generator)
+            overload(call, target="cuda", prefer_literal=True)(generator_with_checks)
         return call
 
     return decorate
+
+
+def _simulated_primitive(qualname, generator, signature, group, uniform):
+    """The simulator's primitive: types the arguments as the compiler would (reading the
+    call's source for which are constants), runs the generator once per combination of
+    types, checks collectives (``group``), then runs the implementation. Calls made by
+    coop's own code (inside another primitive) are not checked again."""
+    import sys
+    import threading
+
+    from coop._core import simulator
+    from coop._core.call_site import call_site
+
+    implementations = {}
+    parameters = tuple(signature.parameters)
+
+    def call(*args, **kwargs):
+        if simulator.running_kernel_module() is None:
+            raise CoopError(host_call_message(qualname))
+        bound = signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        thread = threading.current_thread()
+        nested = getattr(thread, "_coop_depth", 0)
+        if nested:
+            arg_types = tuple(_simulator_type(v) for v in bound.arguments.values())
+        else:
+            frame = sys._getframe(1)
+            site = call_site(frame, parameters)
+            arg_types = tuple(
+                _simulator_type(v, name not in site.run_time, name in site.read_only)
+                for name, v in bound.arguments.items()
+            )
+        impl = implementations.get(arg_types)
+        if impl is None:
+            impl = implementations[arg_types] = generator(*arg_types)
+        if group is not None and not nested:
+            arguments = bound.arguments
+            simulator.check_launch(qualname, site.where, arguments.get("threads"))
+            width = int(arguments.get("width", 32)) if group == "warp" else None
+            agreed = {name: arguments[name] for name in uniform if name in arguments}
+            simulator.primitive_call(qualname, site.where, width, agreed, frame)
+        thread._coop_depth = nested + 1
+        try:
+            return impl(*bound.args, **bound.kwargs)
+        finally:
+            thread._coop_depth = nested
+
+    return call
+
+
+def _with_debug_checks(qualname, generator, signature, parameters):
+    """The generator, whose implementations check the launch against ``threads=`` at
+    run time when ``coop.config.debug`` is on while it specialises."""
+    from coop._core.config import config
+
+    @functools.wraps(generator)
+    def specialise(*args, **kwargs):
+        config.specialised = True
+        impl = generator(*args, **kwargs)
+        if impl is None or not config.debug or "threads" not in parameters:
+            return impl
+        bound = signature.bind(*args, **kwargs)
+        threads = bound.arguments.get("threads")
+        if is_none(threads):
+            return impl
+        sig = Signature(qualname)
+        count = sig.block_threads(threads)
+        return _prefixed(impl, signature, _launch_check(qualname, sig.constant_shape(threads), count))
+
+    return specialise
+
+
+def _launch_check(qualname, given, count):
+    from coop._core.debug import launch_check
+
+    return launch_check(qualname, given, count)
+
+
+def _prefixed(impl, signature, check):
+    """``impl`` (a generator's implementation) preceded by ``check()``, with the same
+    signature (Numba matches an implementation's parameters to the primitive's)."""
+    inner = register_jitable(impl)
+    namespace = {"check": check, "inner": inner}
+    header = []
+    for position, parameter in enumerate(signature.parameters.values()):
+        if parameter.default is inspect.Parameter.empty:
+            header.append(parameter.name)
+        else:
+            namespace[f"default_{position}"] = parameter.default
+            header.append(f"{parameter.name}=default_{position}")
+    names = ", ".join(signature.parameters)
+    exec(f"def checked({', '.join(header)}):\n    check()\n    return inner({names})\n", namespace)  # noqa: S102
+    return namespace["checked"]
 
 
 def _host_sizer(qualname, sizer):
@@ -197,11 +305,31 @@ class Signature:
             )
         return width
 
+    def constant_shape(self, ty, param="threads"):
+        """A constant int, or a constant tuple of ints (a block shape such as ``(16, 16)``)."""
+        if isinstance(ty, types.Omitted):
+            ty = ty.value
+        if isinstance(ty, tuple):
+            return tuple(self.constant_int(t, param) for t in ty)
+        if isinstance(ty, types.BaseTuple):
+            if not 1 <= len(ty) <= 3 or not all(isinstance(t, (types.IntegerLiteral, int)) for t in ty):
+                raise self.error(
+                    param,
+                    "must be a compile-time constant: an integer or a tuple of 1 to 3 integers "
+                    f"(the block shape, e.g. (16, 16)) written as literals or module-level constants; got {ty}",
+                )
+            return tuple(self.constant_int(t, param) for t in ty)
+        return self.constant_int(ty, param)
+
     def block_threads(self, ty, param="threads"):
-        """The optional compile-time block size (None if not given), 1 to 1024."""
+        """The optional compile-time block size (None if not given), 1 to 1024: an int,
+        or the block's shape as a tuple of ints (``(16, 16)`` is 256 threads)."""
         if is_none(ty):
             return None
-        count = self.constant_int(ty, param)
+        shape = self.constant_shape(ty, param)
+        count = int(np.prod(shape)) if isinstance(shape, tuple) else shape
+        if isinstance(shape, tuple) and min(shape) < 1:
+            raise self.error(param, f"must be a block shape of positive sizes, got {shape}")
         if not 1 <= count <= 1024:
             raise self.error(param, f"must be from 1 to 1024 (a CUDA block's limit), got {count}")
         return count
@@ -244,6 +372,7 @@ class Signature:
             )
         if ty.layout not in "CA":
             raise self.error(param, f"must be contiguous, got layout {ty.layout!r}")
+        self.writable(ty, param)
         return ty
 
     # -- values and items ----------------------------------------------------------------
@@ -271,7 +400,34 @@ class Signature:
         values.check_dtype(value_type, self, param)
         return value_type, False
 
+    def sum_input(self, ty, param="value", count_items=True):
+        """A sum's argument: ``(value type summed, is_items, counted)``. Numbers are summed
+        as they are; bools are counted, as int32 (NumPy's sum of bools counts them), one
+        per thread and, where ``count_items``, in items arrays."""
+        from coop._core import values
+
+        dtype, is_items = self.value_or_items(ty, param)
+        if isinstance(dtype, types.Boolean) and (count_items or not is_items):
+            return types.int32, is_items, True
+        if not values.is_numeric_scalar(dtype):
+            hint = ""
+            if isinstance(dtype, types.Boolean):
+                hint = " (bools are counted one per thread; copy bool items into an int32 items array to count them here)"
+            raise self.error(param, f"must hold numbers to sum, got {dtype}{hint}")
+        return dtype, is_items, False
+
+    def writable(self, ty, param):
+        """Reject a read-only array where the primitive writes (Numba makes global arrays
+        read-only constants)."""
+        if isinstance(ty, types.Array) and not ty.mutable:
+            raise self.error(
+                param,
+                "is a read-only array (a global array is a constant in a kernel, and so is an "
+                "array passed with writeable=False); pass a writable array",
+            )
+
     def output_items(self, ty, param, dtype):
+        self.writable(ty, param)
         item_type = self.items(ty, param)
         if item_type != dtype:
             raise self.error(param, f"must hold {dtype} items like the input, got {item_type}")
@@ -307,23 +463,44 @@ class Signature:
 
     def operator(self, op, value_type, param="op", arity=2, result_type=None, arg_types=None):
         """Check that ``op`` takes ``arity`` values of ``value_type`` (or ``arg_types``)
-        and returns something convertible to ``result_type`` (default ``value_type``)."""
-        result_type = value_type if result_type is None else result_type
-        if SIMULATOR:
-            if not isinstance(op, SimulatedCallable):
-                raise self.error(param, f"must be a function or operator, got {op}")
-            return None
-        from numba.cuda.descriptor import cuda_target
+        and returns something convertible to ``result_type`` (default ``value_type``).
 
-        typing = cuda_target.typing_context
+        Compiled, Numba types the call. The simulator checks the same with the same
+        messages by calling ``op`` once on zeros of ``value_type`` (operators are pure;
+        ``arg_types`` callbacks, which keep state, are checked for their arity only)."""
+        from coop._core.values import convertible
+
+        result_type = value_type if result_type is None else result_type
         if arg_types is None:
             arg_types = (value_type,) * arity
             what = "one value" if arity == 1 else f"{arity} values"
             described = f"{what} of type {value_type}"
+            trial = True
         else:
             arity = len(arg_types)
             what = f"{arity} arguments"
             described = f"arguments ({', '.join(map(str, arg_types))})"
+            trial = False
+        if SIMULATOR:
+            if not isinstance(op, SimulatedCallable):
+                raise self.error(param, f"must be a function or operator, got {op}")
+            taken = _parameter_count(op.function)
+            if taken is not None and not _takes(op.function, arity):
+                raise self.error(param, f"must take {what}, but it takes {taken}")
+            if trial:
+                from coop._core.values import simulated_type_of, zero
+
+                try:
+                    result = op.function(*(zero(t) for t in arg_types))
+                except Exception as exc:  # what the compiler would reject while typing
+                    raise self.error(param, f"cannot be applied to {described}: {exc}") from None
+                returned = simulated_type_of(result)
+                if not convertible(returned, result_type):
+                    raise self.error(param, f"returns {returned}, which cannot be converted to {result_type}")
+            return
+        from numba.cuda.descriptor import cuda_target
+
+        typing = cuda_target.typing_context
         try:
             sig = typing.resolve_function_type(op, arg_types, {})
         except Exception as exc:  # Numba reports typing failures of the op itself this way
@@ -338,16 +515,37 @@ class Signature:
             raise self.error(
                 param, f"cannot be applied to {described}{reason}"
             )
-        if typing.can_convert(sig.return_type, result_type) is None:
+        if not convertible(sig.return_type, result_type):
             raise self.error(
                 param,
                 f"returns {sig.return_type}, which cannot be converted to {result_type}",
             )
 
 
+def _python_function(op):
+    """The Python function behind an operator: a simulator's device function wraps one."""
+    return getattr(op, "fn", getattr(op, "py_func", op))
+
+
+def _takes(function, arity):
+    """Whether ``function`` can be called with ``arity`` positional arguments."""
+    try:
+        inspect.signature(_python_function(function)).bind(*range(arity))
+    except TypeError:
+        return False
+    except ValueError:  # no signature to read
+        return True
+    return True
+
+
 def _parameter_count(op):
-    dispatcher = getattr(op, "dispatcher", None)
-    py_func = getattr(dispatcher, "py_func", None)
+    """How many parameters an operator has, if that can be read: a compiled device
+    function's (a dispatcher type), or the simulator's Python function's."""
+    if SIMULATOR:
+        py_func = _python_function(op)
+    else:
+        dispatcher = getattr(op, "dispatcher", None)
+        py_func = getattr(dispatcher, "py_func", None)
     if py_func is None:
         return None
     try:

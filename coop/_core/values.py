@@ -62,8 +62,58 @@ def value_type_of(dtype):
 
 
 def is_numeric_scalar(ty):
-    """Sums need a number: not bool (use logical_or), not a tuple."""
+    """Sums need a number (bools are counted, see ``Signature.sum_input``), not a tuple."""
     return isinstance(ty, (types.Integer, types.Float, types.Complex))
+
+
+def zero(value_type):
+    """A zero of ``value_type`` (a Numba type, tuples included), as a NumPy value."""
+    if isinstance(value_type, types.BaseTuple):
+        return tuple(zero(member) for member in value_type.types)
+    from numba.cuda.np.numpy_support import as_dtype
+
+    return as_dtype(types.unliteral(value_type)).type(0)
+
+
+def simulated_type_of(value):
+    """The Numba type of a value computed on the simulator (not as a literal)."""
+    from numba.cuda.typing.typeof import typeof
+
+    if isinstance(value, tuple):
+        return types.BaseTuple.from_types([simulated_type_of(v) for v in value])
+    if isinstance(value, bool):
+        return types.boolean
+    if isinstance(value, int):
+        return types.int64
+    if isinstance(value, float):
+        return types.float64
+    return typeof(value)
+
+
+def convertible(from_type, to_type):
+    """Whether Numba converts a ``from_type`` value to ``to_type`` (as on assignment).
+    Compiled, Numba's typing context says; the simulator, which cannot load it, applies
+    its rules: numbers to numbers (not complex to real), tuples element by element."""
+    if not SIMULATOR:
+        from numba.cuda.descriptor import cuda_target
+
+        return cuda_target.typing_context.can_convert(from_type, to_type) is not None
+    from_type, to_type = types.unliteral(from_type), types.unliteral(to_type)
+    if isinstance(from_type, types.BaseTuple) or isinstance(to_type, types.BaseTuple):
+        return (
+            isinstance(from_type, types.BaseTuple)
+            and isinstance(to_type, types.BaseTuple)
+            and len(from_type) == len(to_type)
+            and all(convertible(f, t) for f, t in zip(from_type.types, to_type.types))
+        )
+    numbers = (types.Boolean, types.Integer, types.Float, types.Complex)
+    if not isinstance(from_type, numbers) or not isinstance(to_type, numbers):
+        return from_type == to_type
+    return not (isinstance(from_type, types.Complex) and not isinstance(to_type, types.Complex))
+
+
+def _same(value):
+    return value
 
 
 @functools.lru_cache(maxsize=None)
@@ -160,3 +210,13 @@ difference.__doc__ = "``a - b``, wrapping for integers as on the GPU."
 
 less = _through_float32("coop._core.values.less", lambda a, b: a < b, False)
 less.__doc__ = "``a < b``, comparing float16 values exactly through float32."
+
+
+def _identity():
+    from coop._core.specialize import device_function
+
+    return device_function(_same)
+
+
+same = _identity()
+same.__doc__ = "The value itself (where a conversion is optional)."

@@ -254,7 +254,7 @@ def temp_storage_bytes(sig, value_type, threads, items_per_thread, warp_time_sli
 # -- the primitives --------------------------------------------------------------------------
 
 
-@primitive("coop.block.exchange.striped_to_blocked", temp_storage_bytes)
+@primitive("coop.block.exchange.striped_to_blocked", temp_storage_bytes, group="block")
 def striped_to_blocked(items, output, threads=None, items_per_thread=None, warp_time_slicing=False,
                        temp_storage=None):
     """Transpose the block's items from striped to blocked arrangement
@@ -285,7 +285,7 @@ def striped_to_blocked(items, output, threads=None, items_per_thread=None, warp_
     )
 
 
-@primitive("coop.block.exchange.blocked_to_striped", temp_storage_bytes)
+@primitive("coop.block.exchange.blocked_to_striped", temp_storage_bytes, group="block")
 def blocked_to_striped(items, output, threads=None, items_per_thread=None, warp_time_slicing=False,
                        temp_storage=None):
     """Transpose the block's items from blocked to striped arrangement
@@ -317,7 +317,7 @@ def blocked_to_striped(items, output, threads=None, items_per_thread=None, warp_
     )
 
 
-@primitive("coop.block.exchange.warp_striped_to_blocked", temp_storage_bytes)
+@primitive("coop.block.exchange.warp_striped_to_blocked", temp_storage_bytes, group="block")
 def warp_striped_to_blocked(items, output, threads=None, items_per_thread=None, warp_time_slicing=False,
                             temp_storage=None):
     """Transpose the block's items from warp-striped to blocked arrangement
@@ -353,7 +353,7 @@ def warp_striped_to_blocked(items, output, threads=None, items_per_thread=None, 
     )
 
 
-@primitive("coop.block.exchange.blocked_to_warp_striped", temp_storage_bytes)
+@primitive("coop.block.exchange.blocked_to_warp_striped", temp_storage_bytes, group="block")
 def blocked_to_warp_striped(items, output, threads=None, items_per_thread=None, warp_time_slicing=False,
                             temp_storage=None):
     """Transpose the block's items from blocked to warp-striped arrangement
@@ -389,7 +389,7 @@ def blocked_to_warp_striped(items, output, threads=None, items_per_thread=None, 
     )
 
 
-@primitive("coop.block.exchange.scatter_to_blocked", temp_storage_bytes)
+@primitive("coop.block.exchange.scatter_to_blocked", temp_storage_bytes, group="block")
 def scatter_to_blocked(items, output, ranks, threads=None, items_per_thread=None, warp_time_slicing=False,
                        temp_storage=None):
     """Scatter ranked items to blocked arrangement (CUB BlockExchange::ScatterToBlocked):
@@ -425,7 +425,7 @@ def scatter_to_blocked(items, output, ranks, threads=None, items_per_thread=None
     )
 
 
-@primitive("coop.block.exchange.scatter_to_striped", temp_storage_bytes)
+@primitive("coop.block.exchange.scatter_to_striped", temp_storage_bytes, group="block")
 def scatter_to_striped(items, output, ranks, threads=None, items_per_thread=None, warp_time_slicing=False,
                        temp_storage=None):
     """Scatter ranked items to striped arrangement (CUB BlockExchange::ScatterToStriped):
@@ -459,7 +459,7 @@ def scatter_to_striped(items, output, ranks, threads=None, items_per_thread=None
     )
 
 
-@primitive("coop.block.exchange.scatter_to_striped_guarded", temp_storage_bytes)
+@primitive("coop.block.exchange.scatter_to_striped_guarded", temp_storage_bytes, group="block")
 def scatter_to_striped_guarded(items, output, ranks, threads=None, items_per_thread=None,
                                warp_time_slicing=False, temp_storage=None):
     """As ``scatter_to_striped``, dropping the items whose rank is outside the tile:
@@ -502,7 +502,7 @@ def scatter_to_striped_guarded(items, output, ranks, threads=None, items_per_thr
     )
 
 
-@primitive("coop.block.exchange.scatter_to_striped_flagged", temp_storage_bytes)
+@primitive("coop.block.exchange.scatter_to_striped_flagged", temp_storage_bytes, group="block")
 def scatter_to_striped_flagged(items, output, ranks, is_valid, threads=None, items_per_thread=None,
                                warp_time_slicing=False, temp_storage=None):
     """As ``scatter_to_striped``, writing only the items whose flag in ``is_valid`` (an

@@ -172,7 +172,7 @@ def _specialise(sig, array, items, threads, items_per_thread, algorithm, valid_i
     return device_function(block_move), chosen
 
 
-@primitive("coop.block.load", temp_storage_bytes)
+@primitive("coop.block.load", temp_storage_bytes, group="block", uniform=("valid_items",))
 def load(src, items, threads=None, items_per_thread=None, algorithm="direct", valid_items=None, oob_default=None,
          temp_storage=None):
     """Load the block's tile from ``src`` into every thread's ``items`` (CUB
@@ -232,7 +232,7 @@ def load(src, items, threads=None, items_per_thread=None, algorithm="direct", va
     return impl
 
 
-@primitive("coop.block.store", temp_storage_bytes)
+@primitive("coop.block.store", temp_storage_bytes, group="block", uniform=("valid_items",))
 def store(dst, items, threads=None, items_per_thread=None, algorithm="direct", valid_items=None,
           temp_storage=None):
     """Store every thread's ``items`` into the block's tile of ``dst`` (CUB
@@ -295,7 +295,7 @@ def transform_valid(items, output, op, convert, rank, group, positions, limit):
             output[i] = convert(op(items[i]))
 
 
-@primitive("coop.block.transform")
+@primitive("coop.block.transform", group="block", uniform=("valid_items",))
 def transform(src, dst, op, threads=None, items_per_thread=None, algorithm="direct", valid_items=None,
               temp_storage=None):
     """Map the block's tile: ``dst[k] = op(src[k])`` for every item ``k`` of the tile,
@@ -325,6 +325,7 @@ def transform(src, dst, op, threads=None, items_per_thread=None, algorithm="dire
     sig = Signature("coop.block.transform")
     in_type = memory_array(sig, src, "src")
     out_type = memory_array(sig, dst, "dst")
+    sig.writable(dst, "dst")
     if is_none(items_per_thread):
         raise sig.error("items_per_thread", "is required: the items each thread transforms, a compile-time constant")
     n = sig.constant_int(items_per_thread, "items_per_thread")

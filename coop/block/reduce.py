@@ -49,6 +49,8 @@ needed (a constant length) makes the kernel fail to link, naming the primitive::
 
 import operator
 
+from numba.cuda import types
+
 from coop._core.backend import cuda
 from coop._core.scratch import (
     MAX_BLOCK_THREADS,
@@ -62,9 +64,9 @@ from coop._core.scratch import (
 )
 from coop._core.shuffle import DOWN, FULL_MASK, has_warp_sum, shuffler, warp_sum
 from coop._core.specialize import Signature, device_function, function_type, is_function, primitive
-from coop._core.values import converter, is_numeric_scalar
+from coop._core.values import converter
 from coop.ops import add
-from coop.thread import reduce_items
+from coop.thread import counter, reduce_items
 from coop.warp.reduce import reduce_to_first_lane, reduce_to_first_lane_partial, reduce_valid_items
 
 __all__ = ["reduce", "sum", "all_reduce", "all_sum"]
@@ -285,10 +287,20 @@ def _specialise_reduce(sig, value, op, valid_items, threads, algorithm, temp_sto
 
 def _specialise_sum(sig, value, valid_items, threads, algorithm, temp_storage, to_all):
     """sum / all_sum: the reduction with ``coop.ops.add``, specialised under the sum's
-    own name (so that its errors name it)."""
-    dtype, _ = sig.value_or_items(value, "value")
-    if not is_numeric_scalar(dtype):
-        raise sig.error("value", f"must hold numbers to sum, got {dtype} (for bool use logical_or)")
+    own name (so that its errors name it). Bools are counted: each thread's count
+    (int32) is summed."""
+    _, is_items, counted = sig.sum_input(value)
+    if counted:
+        count = counter(is_items, sig.run_time_int(valid_items, "valid_items") is not None)
+        reduction = _specialise_reduce(
+            sig, types.int32, function_type(add), None, threads, algorithm, temp_storage, to_all
+        )
+
+        def impl(value, valid_items=None, threads=None, algorithm="warp_reductions", temp_storage=None):
+            return reduction(count(value, block_rank(), valid_items), add, None, temp_storage)
+
+        return impl
+
     reduction = _specialise_reduce(
         sig, value, function_type(add), valid_items, threads, algorithm, temp_storage, to_all
     )
@@ -308,7 +320,7 @@ def _public_reduce(sig, value, op, valid_items, threads, algorithm, temp_storage
     return impl
 
 
-@primitive("coop.block.reduce", temp_storage_bytes)
+@primitive("coop.block.reduce", temp_storage_bytes, group="block", uniform=("valid_items",))
 def reduce(value, op, valid_items=None, threads=None, algorithm="warp_reductions", temp_storage=None):
     """Reduce the values (or items arrays) of all threads of the block with ``op``; the
     aggregate is returned to thread 0 (CUB BlockReduce::Reduce).
@@ -327,7 +339,7 @@ def reduce(value, op, valid_items=None, threads=None, algorithm="warp_reductions
     )
 
 
-@primitive("coop.block.all_reduce", temp_storage_bytes)
+@primitive("coop.block.all_reduce", temp_storage_bytes, group="block", uniform=("valid_items",))
 def all_reduce(value, op, valid_items=None, threads=None, algorithm="warp_reductions", temp_storage=None):
     """As ``reduce``, with the aggregate returned to every thread of the block.
 
@@ -340,7 +352,7 @@ def all_reduce(value, op, valid_items=None, threads=None, algorithm="warp_reduct
     )
 
 
-@primitive("coop.block.sum", temp_storage_bytes)
+@primitive("coop.block.sum", temp_storage_bytes, group="block", uniform=("valid_items",))
 def sum(value, valid_items=None, threads=None, algorithm="warp_reductions", temp_storage=None):  # noqa: A001
     """Sum of the values (or items arrays) of the block, returned to thread 0
     (CUB BlockReduce::Sum).
@@ -356,7 +368,7 @@ def sum(value, valid_items=None, threads=None, algorithm="warp_reductions", temp
     return _specialise_sum(Signature("coop.block.sum"), value, valid_items, threads, algorithm, temp_storage, False)
 
 
-@primitive("coop.block.all_sum", temp_storage_bytes)
+@primitive("coop.block.all_sum", temp_storage_bytes, group="block", uniform=("valid_items",))
 def all_sum(value, valid_items=None, threads=None, algorithm="warp_reductions", temp_storage=None):
     """Sum of the values (or items arrays) of the block, returned to every thread.
 

@@ -78,7 +78,7 @@ from coop._core.scratch import (
 )
 from coop._core.shuffle import FULL_MASK, IDX, UP, shuffler
 from coop._core.specialize import Signature, device_function, function_type, is_none, primitive
-from coop._core.values import converter, is_numeric_scalar
+from coop._core.values import converter, same
 from coop.ops import add
 from coop.thread import (
     exclusive_scan_items,
@@ -335,7 +335,7 @@ def result_picker(is_items, with_aggregate):
     return scan_result_and_aggregate if with_aggregate else scan_result
 
 
-@primitive("coop.block.inclusive_scan", temp_storage_bytes)
+@primitive("coop.block.inclusive_scan", temp_storage_bytes, group="block")
 def inclusive_scan(value, op, output=None, prefix_op=None, prefix_state=None, threads=None,
                    algorithm="raking", return_aggregate=False, temp_storage=None):
     """Inclusive prefix scan over the block with ``op`` (CUB BlockScan::InclusiveScan):
@@ -359,7 +359,7 @@ def inclusive_scan(value, op, output=None, prefix_op=None, prefix_state=None, th
     return impl
 
 
-@primitive("coop.block.exclusive_scan", temp_storage_bytes)
+@primitive("coop.block.exclusive_scan", temp_storage_bytes, group="block", uniform=("initial",))
 def exclusive_scan(value, op, initial=None, output=None, prefix_op=None, prefix_state=None,
                    threads=None, algorithm="raking", return_aggregate=False, temp_storage=None):
     """Exclusive prefix scan over the block with ``op`` (CUB BlockScan::ExclusiveScan):
@@ -395,14 +395,13 @@ def _check_callback(sig, prefix_op, prefix_state, dtype):
     return True
 
 
-def _check_summable(sig, value):
-    dtype, _ = sig.value_or_items(value, "value")
-    if not is_numeric_scalar(dtype):
-        raise sig.error("value", f"must hold numbers to sum, got {dtype} (for bool use logical_or)")
-    return dtype
+def _summand(sig, value):
+    """(value type scanned, conversion of the value to it): bools are counted as int32."""
+    dtype, _, counted = sig.sum_input(value, count_items=False)
+    return (dtype, converter(dtype)) if counted else (value, same)
 
 
-@primitive("coop.block.inclusive_sum", temp_storage_bytes)
+@primitive("coop.block.inclusive_sum", temp_storage_bytes, group="block")
 def inclusive_sum(value, output=None, prefix_op=None, prefix_state=None, threads=None,
                   algorithm="raking", return_aggregate=False, temp_storage=None):
     """Inclusive prefix sum over the block (CUB BlockScan::InclusiveSum).
@@ -412,15 +411,15 @@ def inclusive_sum(value, output=None, prefix_op=None, prefix_state=None, threads
         total = coop.block.inclusive_sum(items, items)
     """
     sig = Signature("coop.block.inclusive_sum")
-    _check_summable(sig, value)
+    summed, widen = _summand(sig, value)
     scan, pick = _specialise_scan(
-        sig, value, function_type(add), None, output, prefix_op, prefix_state, threads, algorithm,
+        sig, summed, function_type(add), None, output, prefix_op, prefix_state, threads, algorithm,
         return_aggregate, temp_storage, False,
     )
 
     def impl(value, output=None, prefix_op=None, prefix_state=None, threads=None,
              algorithm="raking", return_aggregate=False, temp_storage=None):
-        return pick(scan(value, output, add, None, prefix_op, prefix_state, temp_storage))
+        return pick(scan(widen(value), output, add, None, prefix_op, prefix_state, temp_storage))
 
     return impl
 
@@ -430,7 +429,7 @@ def no_initial(zero):
     return None
 
 
-@primitive("coop.block.exclusive_sum", temp_storage_bytes)
+@primitive("coop.block.exclusive_sum", temp_storage_bytes, group="block")
 def exclusive_sum(value, output=None, prefix_op=None, prefix_state=None, threads=None,
                   algorithm="raking", return_aggregate=False, temp_storage=None):
     """Exclusive prefix sum over the block; thread 0 (item 0) gets 0, or the callback's
@@ -441,16 +440,17 @@ def exclusive_sum(value, output=None, prefix_op=None, prefix_state=None, threads
         total = coop.block.exclusive_sum(items, items, threads=128)   # in place
     """
     sig = Signature("coop.block.exclusive_sum")
-    dtype = _check_summable(sig, value)
+    summed, widen = _summand(sig, value)
+    dtype, _ = sig.value_or_items(summed, "value")
     # 0 seeds the scan, unless the callback gives the prefix
     initial, initial_type = (no_initial, None) if not is_none(prefix_op) else (converter(dtype), dtype)
     scan, pick = _specialise_scan(
-        sig, value, function_type(add), initial_type, output, prefix_op, prefix_state, threads, algorithm,
+        sig, summed, function_type(add), initial_type, output, prefix_op, prefix_state, threads, algorithm,
         return_aggregate, temp_storage, True,
     )
 
     def impl(value, output=None, prefix_op=None, prefix_state=None, threads=None,
              algorithm="raking", return_aggregate=False, temp_storage=None):
-        return pick(scan(value, output, add, initial(0), prefix_op, prefix_state, temp_storage))
+        return pick(scan(widen(value), output, add, initial(0), prefix_op, prefix_state, temp_storage))
 
     return impl

@@ -78,7 +78,7 @@ def _distance(sig, distance):
         raise sig.error("distance", "must be an integer, got None")
 
 
-@primitive("coop.block.shuffle.offset", temp_storage_bytes)
+@primitive("coop.block.shuffle.offset", temp_storage_bytes, group="block", uniform=("distance",))
 def offset(value, distance=1, threads=None, temp_storage=None):
     """The ``value`` of thread ``rank + distance`` (CUB BlockShuffle::Offset).
 
@@ -120,7 +120,7 @@ def offset(value, distance=1, threads=None, temp_storage=None):
     return impl
 
 
-@primitive("coop.block.shuffle.rotate", temp_storage_bytes)
+@primitive("coop.block.shuffle.rotate", temp_storage_bytes, group="block", uniform=("distance",))
 def rotate(value, distance=1, threads=None, temp_storage=None):
     """The ``value`` of thread ``(rank + distance) mod T`` (CUB BlockShuffle::Rotate), for
     ``-T < distance < T`` (``T`` threads in the block): every thread gets a value.
@@ -164,7 +164,7 @@ def _items(sig, items, output):
     return item_type, output_check(sig.primitive, True)
 
 
-@primitive("coop.block.shuffle.up", temp_storage_bytes)
+@primitive("coop.block.shuffle.up", temp_storage_bytes, group="block")
 def up(items, output, threads=None, temp_storage=None):
     """Shift the block's blocked items up by one item (CUB BlockShuffle::Up): thread
     ``r`` gets ``output[i] = items[i-1]`` for ``i >= 1`` and ``output[0]`` = the last
@@ -215,7 +215,7 @@ def up(items, output, threads=None, temp_storage=None):
     return impl
 
 
-@primitive("coop.block.shuffle.down", temp_storage_bytes)
+@primitive("coop.block.shuffle.down", temp_storage_bytes, group="block")
 def down(items, output, threads=None, temp_storage=None):
     """Shift the block's blocked items down by one item (CUB BlockShuffle::Down): thread
     ``r`` gets ``output[i] = items[i+1]`` for ``i < N-1`` and ``output[N-1]`` = the first

@@ -147,7 +147,7 @@ def _structured(name, form, items, output, threads, items_per_thread, width, tem
     return impl
 
 
-@primitive("coop.warp.exchange.blocked_to_striped", temp_storage_bytes)
+@primitive("coop.warp.exchange.blocked_to_striped", temp_storage_bytes, group="warp")
 def blocked_to_striped(items, output, threads=None, items_per_thread=None, width=32, temp_storage=None):
     """Transpose a logical warp's items from blocked to striped arrangement
     (CUB WarpExchange::BlockedToStriped): where logical lane ``l``'s ``items`` held the
@@ -180,7 +180,7 @@ def blocked_to_striped(items, output, threads=None, items_per_thread=None, width
     )
 
 
-@primitive("coop.warp.exchange.striped_to_blocked", temp_storage_bytes)
+@primitive("coop.warp.exchange.striped_to_blocked", temp_storage_bytes, group="warp")
 def striped_to_blocked(items, output, threads=None, items_per_thread=None, width=32, temp_storage=None):
     """Transpose a logical warp's items from striped to blocked arrangement
     (CUB WarpExchange::StripedToBlocked): where logical lane ``l``'s ``items`` held the
@@ -212,7 +212,7 @@ def striped_to_blocked(items, output, threads=None, items_per_thread=None, width
     )
 
 
-@primitive("coop.warp.exchange.scatter_to_striped", temp_storage_bytes)
+@primitive("coop.warp.exchange.scatter_to_striped", temp_storage_bytes, group="warp")
 def scatter_to_striped(items, output, ranks, threads=None, items_per_thread=None, width=32, temp_storage=None):
     """Scatter a logical warp's ranked items to striped arrangement
     (CUB WarpExchange::ScatterToStriped): item ``i`` of every lane goes to position

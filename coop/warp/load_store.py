@@ -54,7 +54,7 @@ from coop._core.scratch import _size_and_alignment as item_layout  # (bytes, ali
 from coop._core.scratch import scratch_bytes
 from coop._core.shuffle import logical_warp
 from coop._core.specialize import Signature, device_function, is_none, primitive
-from coop._core.values import check_dtype, converter
+from coop._core.values import check_dtype, converter, convertible
 from coop._core.vector import address, vector_loader, vector_storer
 from coop.warp.exchange import check_logical_warps, warp_exchange_slots, warp_exchanger
 
@@ -379,12 +379,8 @@ def tile_limit(valid_items):
 
 
 def _check_default(sig, oob_default, item_type):
-    if SIMULATOR:
-        return
-    from numba.cuda.descriptor import cuda_target
-
     default_type = types.unliteral(oob_default)
-    if cuda_target.typing_context.can_convert(default_type, item_type) is None:
+    if not convertible(default_type, item_type):
         raise sig.error("oob_default", f"must be convertible to the items' type {item_type}, got {default_type}")
 
 
@@ -412,6 +408,8 @@ def specialise_tile(sig, array, items, items_per_thread, algorithm, valid_items,
     thread count, or None. Also returns the algorithm."""
     array_param = "src" if is_load else "dst"
     item_type = memory_array(sig, array, array_param)
+    if not is_load:
+        sig.writable(array, array_param)
     held = sig.items(items, "items")
     if held != item_type:
         raise sig.error("items", f"must hold {item_type} items like {array_param}, got {held}")
@@ -490,7 +488,7 @@ def temp_storage_bytes(sig, value_type, threads, items_per_thread, width=32, alg
     return tile_temp_storage_bytes(table, sig, value_type, lanes, n, algorithm)
 
 
-@primitive("coop.warp.load", temp_storage_bytes)
+@primitive("coop.warp.load", temp_storage_bytes, group="warp", uniform=("valid_items",))
 def load(src, items, width=32, items_per_thread=None, algorithm="direct", valid_items=None, oob_default=None,
          threads=None, temp_storage=None):
     """Load a logical warp's tile from ``src`` into each lane's ``items`` (CUB
@@ -547,7 +545,7 @@ def load(src, items, width=32, items_per_thread=None, algorithm="direct", valid_
     return impl
 
 
-@primitive("coop.warp.store", temp_storage_bytes)
+@primitive("coop.warp.store", temp_storage_bytes, group="warp", uniform=("valid_items",))
 def store(dst, items, width=32, items_per_thread=None, algorithm="direct", valid_items=None, threads=None,
           temp_storage=None):
     """Store each lane's ``items`` into a logical warp's tile of ``dst`` (CUB

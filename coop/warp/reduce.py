@@ -26,9 +26,9 @@ from numba.cuda import types
 from coop._core.backend import cuda
 from coop._core.shuffle import DOWN, IDX, XOR, has_warp_sum, logical_warp, shuffler, warp_sum
 from coop._core.specialize import Signature, device_function, is_function, primitive
-from coop._core.values import converter, is_numeric_scalar
+from coop._core.values import converter
 from coop.ops import add
-from coop.thread import reduce_items
+from coop.thread import counter, reduce_items
 
 __all__ = [
     "reduce",
@@ -170,13 +170,20 @@ def _specialise_reduce(name, value, op, width, valid_items, to_all_lanes):
 
 
 def _specialise_sum(name, reduction, value, width, valid_items):
-    """The generator behind sum and all_sum: ``reduction`` with ``coop.ops.add``."""
+    """The generator behind sum and all_sum: ``reduction`` with ``coop.ops.add``. Bools
+    are counted: each lane's count (int32) is summed."""
     sig = Signature(name)
-    dtype, _ = sig.value_or_items(value, "value")
-    if not is_numeric_scalar(dtype):
-        raise sig.error("value", f"must hold numbers to sum, got {dtype} (for bool use logical_or)")
+    _, is_items, counted = sig.sum_input(value)
     lanes = sig.width(width)
-    if sig.run_time_int(valid_items, "valid_items") is None:
+    partial = sig.run_time_int(valid_items, "valid_items") is not None
+    if counted:
+        count = counter(is_items, partial)
+
+        def impl(value, width=32, valid_items=None):
+            lane, _ = logical_warp(lanes)
+            return reduction(count(value, lane, valid_items), add, lanes)
+
+    elif not partial:
 
         def impl(value, width=32, valid_items=None):
             return reduction(value, add, lanes)
@@ -189,7 +196,7 @@ def _specialise_sum(name, reduction, value, width, valid_items):
     return impl
 
 
-@primitive("coop.warp.reduce")
+@primitive("coop.warp.reduce", group="warp", uniform=("valid_items",))
 def reduce(value, op, width=32, valid_items=None):
     """Reduce the values (or items arrays) of a logical warp with ``op``; the aggregate
     is returned to logical lane 0, other lanes get unspecified partials
@@ -210,7 +217,7 @@ def reduce(value, op, width=32, valid_items=None):
     return _specialise_reduce("coop.warp.reduce", value, op, width, valid_items, False)
 
 
-@primitive("coop.warp.all_reduce")
+@primitive("coop.warp.all_reduce", group="warp", uniform=("valid_items",))
 def all_reduce(value, op, width=32, valid_items=None):
     """As ``reduce``, with the aggregate returned to every lane of the logical warp.
 
@@ -223,7 +230,7 @@ def all_reduce(value, op, width=32, valid_items=None):
     return _specialise_reduce("coop.warp.all_reduce", value, op, width, valid_items, True)
 
 
-@primitive("coop.warp.sum")
+@primitive("coop.warp.sum", group="warp", uniform=("valid_items",))
 def sum(value, width=32, valid_items=None):  # noqa: A001  (CUB's name)
     """Sum of the values (or items arrays) of a logical warp, returned to logical lane 0
     (CUB WarpReduce::Sum).
@@ -237,7 +244,7 @@ def sum(value, width=32, valid_items=None):  # noqa: A001  (CUB's name)
     return _specialise_sum("coop.warp.sum", reduce, value, width, valid_items)
 
 
-@primitive("coop.warp.all_sum")
+@primitive("coop.warp.all_sum", group="warp", uniform=("valid_items",))
 def all_sum(value, width=32, valid_items=None):
     """Sum of the values (or items arrays) of a logical warp, returned to every lane.
 
@@ -293,7 +300,7 @@ def _specialise_segmented(name, value, flag, op, width, head_segmented):
     return impl
 
 
-@primitive("coop.warp.head_segmented_reduce")
+@primitive("coop.warp.head_segmented_reduce", group="warp")
 def head_segmented_reduce(value, flag, op, width=32):
     """Segmented reduction where ``flag`` marks the first lane of each segment (logical
     lane 0 always starts one). The reduction of each segment is returned to its first
@@ -306,7 +313,7 @@ def head_segmented_reduce(value, flag, op, width=32):
     return _specialise_segmented("coop.warp.head_segmented_reduce", value, flag, op, width, True)
 
 
-@primitive("coop.warp.tail_segmented_reduce")
+@primitive("coop.warp.tail_segmented_reduce", group="warp")
 def tail_segmented_reduce(value, flag, op, width=32):
     """Segmented reduction where ``flag`` marks the last lane of each segment. The
     reduction of each segment is returned to its first lane (logical lane 0 for the

@@ -24,7 +24,7 @@ from coop.ops import add
 from coop._core.misuse import output_check
 from coop._core.shuffle import IDX, UP, logical_warp, shuffler
 from coop._core.specialize import Signature, device_function, is_function, is_none, primitive
-from coop._core.values import converter, difference, is_numeric_scalar
+from coop._core.values import converter, difference, same
 from coop.thread import (
     exclusive_scan_items,
     exclusive_scan_items_unseeded,
@@ -144,7 +144,7 @@ def _scan_arguments(sig, value, output, op, width, return_aggregate):
     return dtype, is_items, sig.width(width), with_aggregate
 
 
-@primitive("coop.warp.inclusive_scan")
+@primitive("coop.warp.inclusive_scan", group="warp")
 def inclusive_scan(value, op, output=None, width=32, return_aggregate=False):
     """Inclusive prefix scan over a logical warp with ``op`` (CUB
     WarpScan::InclusiveScan): lane ``l`` gets ``op`` over the inputs of lanes 0..l.
@@ -183,7 +183,7 @@ def inclusive_scan(value, op, output=None, width=32, return_aggregate=False):
     return impl
 
 
-@primitive("coop.warp.exclusive_scan")
+@primitive("coop.warp.exclusive_scan", group="warp", uniform=("initial",))
 def exclusive_scan(value, op, initial=None, output=None, width=32, return_aggregate=False):
     """Exclusive prefix scan over a logical warp with ``op`` (CUB
     WarpScan::ExclusiveScan): lane ``l`` gets ``op`` over ``initial`` and the inputs
@@ -250,10 +250,10 @@ def exclusive_scan(value, op, initial=None, output=None, width=32, return_aggreg
 def _specialise_sum(name, scan, value, output, width, return_aggregate, exclusive):
     sig = Signature(name)
     dtype, is_items, with_aggregate = sig.scan_input(value, output, return_aggregate)
-    if not is_numeric_scalar(dtype):
-        raise sig.error("value", f"must hold numbers to sum, got {dtype} (for bool use logical_or)")
+    dtype, _, counted = sig.sum_input(value, count_items=False)
     lanes = sig.width(width)
     zero = converter(dtype)
+    widen = zero if counted else same  # bools are counted as int32
     # The sum forwards to the general scan, with the constants it was specialised for.
     if exclusive and is_items:
 
@@ -263,7 +263,7 @@ def _specialise_sum(name, scan, value, output, width, return_aggregate, exclusiv
     elif exclusive:
 
         def impl(value, output=None, width=32, return_aggregate=False):
-            return scan(value, add, zero(0), None, lanes, with_aggregate)
+            return scan(widen(value), add, zero(0), None, lanes, with_aggregate)
 
     elif is_items:
 
@@ -273,12 +273,12 @@ def _specialise_sum(name, scan, value, output, width, return_aggregate, exclusiv
     else:
 
         def impl(value, output=None, width=32, return_aggregate=False):
-            return scan(value, add, None, lanes, with_aggregate)
+            return scan(widen(value), add, None, lanes, with_aggregate)
 
     return impl
 
 
-@primitive("coop.warp.inclusive_sum")
+@primitive("coop.warp.inclusive_sum", group="warp")
 def inclusive_sum(value, output=None, width=32, return_aggregate=False):
     """Inclusive prefix sum over a logical warp (CUB WarpScan::InclusiveSum).
 
@@ -291,7 +291,7 @@ def inclusive_sum(value, output=None, width=32, return_aggregate=False):
     )
 
 
-@primitive("coop.warp.exclusive_sum")
+@primitive("coop.warp.exclusive_sum", group="warp")
 def exclusive_sum(value, output=None, width=32, return_aggregate=False):
     """Exclusive prefix sum over a logical warp; logical lane 0 gets 0
     (CUB WarpScan::ExclusiveSum).
@@ -305,7 +305,7 @@ def exclusive_sum(value, output=None, width=32, return_aggregate=False):
     )
 
 
-@primitive("coop.warp.broadcast")
+@primitive("coop.warp.broadcast", group="warp", uniform=("src_lane",))
 def broadcast(value, src_lane, width=32):
     """Every lane of the logical warp gets the value of logical lane ``src_lane``
     (CUB WarpScan::Broadcast). Any value type, tuples included.

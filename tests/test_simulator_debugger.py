@@ -1,0 +1,266 @@
+"""The simulator as a debugger: misused collectives raise, naming the primitive, the
+call site and the threads that did not arrive, instead of hanging or giving a wrong
+answer; compile-time constants follow Numba's rules; debug mode traps on the GPU."""
+
+import os
+import re
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import coop
+from helpers import ON_GPU
+from numba import cuda
+
+simulator_only = pytest.mark.skipif(ON_GPU, reason="checks of the simulator")
+gpu_only = pytest.mark.skipif(not ON_GPU, reason="debug mode of compiled kernels")
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _launch_error(kernel, blocks, threads, *args):
+    with pytest.raises(Exception) as error:
+        kernel[blocks, threads](*args)
+    return str(error.value)
+
+
+@simulator_only
+def test_block_primitive_skipped_by_exiting_threads():
+    @cuda.jit
+    def kernel(x, out):
+        i = cuda.grid(1)
+        if i < 64:
+            out[0] = coop.block.sum(x[i])
+
+    message = _launch_error(kernel, 1, 128, np.ones(128, np.int32), np.zeros(1, np.int32))
+    assert "coop.block.sum at test_simulator_debugger.py:" in message
+    assert "in kernel was called by threads 0-63 of block (0, 0, 0), but not by all the threads it needs: threads 64-127 exited without calling it" in message
+    assert "It must be called by every thread of the block" in message
+
+
+@simulator_only
+def test_block_primitive_while_others_wait_at_a_barrier():
+    @cuda.jit
+    def kernel(x, out):
+        i = cuda.grid(1)
+        if i < 64:
+            out[0] = coop.block.exclusive_sum(x[i])
+        else:
+            cuda.syncthreads()
+
+    message = _launch_error(kernel, 1, 96, np.ones(96, np.int32), np.zeros(1, np.int32))
+    assert "coop.block.exclusive_sum at test_simulator_debugger.py:" in message
+    assert "but not by all the threads it needs: threads 64-95 waiting in cuda.syncthreads() at test_simulator_debugger.py:" in message
+
+
+@simulator_only
+def test_warp_primitive_with_lanes_missing_in_a_2d_block():
+    @cuda.jit
+    def kernel(x, out):
+        lane = cuda.laneid
+        i = cuda.threadIdx.x + 16 * cuda.threadIdx.y
+        if lane < 20:
+            out[i] = coop.warp.all_sum(x[i])
+
+    message = _launch_error(kernel, 1, (16, 4), np.ones(64, np.int32), np.zeros(64, np.int32))
+    assert "coop.warp.all_sum at test_simulator_debugger.py:" in message
+    assert re.search(
+        r"was called by threads (0-19 \(threadIdx \(0, 0, 0\)-\(3, 1, 0\)\)|32-51 \(threadIdx \(0, 2, 0\)-\(3, 3, 0\)\)) "
+        r"of block \(0, 0, 0\), but not by all the threads it needs: threads (20-31|52-63) \(threadIdx .*\) exited without calling it",
+        message,
+    ), message
+    assert "every lane of its logical warp" in message
+
+
+@simulator_only
+def test_logical_warps_are_checked_on_their_own():
+    """Sub-warps of 8 lanes: only the logical warp of the missing lanes is wrong."""
+
+    @cuda.jit
+    def kernel(x, out):
+        i = cuda.grid(1)
+        if i != 13:
+            out[i] = coop.warp.inclusive_sum(x[i], width=8)
+
+    message = _launch_error(kernel, 1, 32, np.ones(32, np.int32), np.zeros(32, np.int32))
+    assert "was called by threads 8-12, 14-15 of block (0, 0, 0), but not by all the threads it needs: thread 13 exited" in message
+
+
+@simulator_only
+def test_valid_items_differing_between_threads():
+    @cuda.jit
+    def kernel(x, out):
+        i = cuda.grid(1)
+        out[i] = coop.block.all_reduce(x[i], coop.ops.max, valid_items=50 if i < 40 else 60)
+
+    message = _launch_error(kernel, 1, 64, np.ones(64, np.int32), np.zeros(64, np.int32))
+    assert "valid_items differs between the threads of block (0, 0, 0): valid_items=50 in threads 0-39; valid_items=60 in threads 40-63" in message
+
+
+@simulator_only
+def test_threads_differing_from_the_launch():
+    @cuda.jit
+    def kernel(x, out):
+        i = cuda.grid(1)
+        out[i] = coop.block.inclusive_sum(x[i], threads=128)
+
+    message = _launch_error(kernel, 1, 96, np.ones(96, np.int32), np.zeros(96, np.int32))
+    assert "coop.block.inclusive_sum: threads=128 but the block has 96 threads; threads must be the block's thread count" in message
+
+
+@simulator_only
+def test_different_primitives_at_the_same_point():
+    @cuda.jit
+    def kernel(x, out):
+        i = cuda.grid(1)
+        if i < 32:
+            out[i] = coop.block.all_sum(x[i])
+        else:
+            out[i] = coop.block.all_reduce(x[i], coop.ops.max)
+
+    message = _launch_error(kernel, 1, 64, np.ones(64, np.int32), np.zeros(64, np.int32))
+    assert "met at different collective calls" in message
+    assert "threads 0-31 called coop.block.all_sum at" in message
+    assert "threads 32-63 called coop.block.all_reduce at" in message
+
+
+def test_block_shape_as_threads():
+    """threads= may be the block's shape, a constant tuple."""
+    SHAPE = (16, 8)
+
+    @cuda.jit
+    def kernel(x, out):
+        i = cuda.threadIdx.x + 16 * cuda.threadIdx.y
+        total = coop.block.sum(x[i], threads=SHAPE)
+        offset = coop.block.exclusive_sum(x[i], threads=(16, 8))
+        out[i] = offset
+        if i == 0:
+            out[128] = total
+
+    x = np.arange(128, dtype=np.int32)
+    out = np.zeros(129, np.int32)
+    kernel[1, (16, 8)](x, out)
+    assert (out[:128] == np.cumsum(x) - x).all() and out[128] == x.sum()
+
+
+def test_constants_through_device_functions_and_locals():
+    """What Numba sees as constants, the simulator does too: a literal passed to a
+    device function, a local assigned one value, a global, a closure variable."""
+    ITEMS = 2
+
+    @cuda.jit(device=True)
+    def tile_sum(x, base, n):
+        items = cuda.local.array(2, np.int32)
+        coop.block.load(x[base:], items, items_per_thread=n, algorithm="striped", threads=64)
+        return coop.block.all_sum(items)
+
+    @cuda.jit
+    def kernel(x, out):
+        threads = 64
+        total = tile_sum(x, 0, 2)
+        total += coop.block.all_sum(x[cuda.threadIdx.x], threads=threads)
+        items = cuda.local.array(2, np.int32)
+        coop.block.load(x, items, items_per_thread=ITEMS, threads=threads, algorithm="transpose")
+        out[cuda.threadIdx.x] = total + coop.block.all_sum(items)
+
+    x = np.arange(128, dtype=np.int32)
+    out = np.zeros(64, np.int32)
+    kernel[1, 64](x, out)
+    assert (out == x.sum() + x[:64].sum() + x.sum()).all()
+
+
+def test_host_call_says_where_to_call():
+    with pytest.raises(coop.CoopError, match=r"coop.block.sum was called from host code: call coop.block.sum inside a @cuda.jit kernel"):
+        coop.block.sum(np.int32(1))
+
+
+def test_bool_sums_count():
+    """Sums of bools count them (int32), as NumPy's sum does; scans of one bool per
+    thread give offsets (stream compaction)."""
+
+    @cuda.jit
+    def kernel(flags, counts, offsets):
+        i = cuda.grid(1)
+        items = cuda.local.array(3, np.bool_)
+        for k in range(3):
+            items[k] = flags[3 * i + k]
+        block_count = coop.block.sum(flags[i])
+        tile_count = coop.block.all_sum(items, valid_items=100)
+        warp_count = coop.warp.all_sum(flags[i])
+        offset, total = coop.block.exclusive_sum(flags[i], return_aggregate=True)
+        offsets[i] = offset
+        counts[1, i] = tile_count
+        counts[2, i] = warp_count
+        counts[3, i] = total
+        if i == 0:
+            counts[0, 0] = block_count
+
+    flags = np.random.default_rng(7).integers(0, 2, 3 * 64).astype(np.bool_)
+    counts = np.zeros((4, 64), np.int32)
+    offsets = np.zeros(64, np.int32)
+    kernel[1, 64](flags, counts, offsets)
+    head = flags[:64]
+    assert counts[0, 0] == head.sum()
+    assert (counts[1] == flags[:100].sum()).all()
+    assert (counts[2] == np.repeat(head.reshape(2, 32).sum(axis=1), 32)).all()
+    assert (counts[3] == head.sum()).all()
+    assert (offsets == np.cumsum(head) - head).all()
+
+
+# -- debug mode on the GPU --------------------------------------------------------------
+
+_DEBUG_PROGRAM = textwrap.dedent(
+    """
+    import sys
+    import numpy as np
+    import coop
+    from numba import cuda
+
+    @cuda.jit
+    def launch_mismatch(x, out):
+        i = cuda.grid(1)
+        out[i] = coop.block.all_sum(x[i], threads=128)
+
+    @cuda.jit
+    def short_output(x, out, n):
+        items = cuda.local.array(4, np.int32)
+        for k in range(4):
+            items[k] = x[k]
+        i = cuda.grid(1)
+        coop.thread.inclusive_sum(items, out[4 * i : 4 * i + n])
+
+    x = np.ones(1024, np.int32)
+    if sys.argv[1] == "launch":
+        launch_mismatch[1, 256](x, np.zeros(256, np.int32))
+    else:
+        short_output[1, 32](x, np.zeros(1024, np.int32), 3)
+    cuda.synchronize()
+    print("NO TRAP")
+    """
+)
+
+
+def _run_debug_program(case, debug):
+    env = dict(os.environ, COOP_DEBUG="1" if debug else "0", PYTHONPATH=os.path.dirname(HERE))
+    return subprocess.run(
+        [sys.executable, "-c", _DEBUG_PROGRAM, case], env=env, capture_output=True, text=True, timeout=300
+    )
+
+
+@gpu_only
+@pytest.mark.parametrize(
+    "case, message",
+    [
+        ("launch", "coop.block.all_sum: threads=128 but the block has 256 threads; threads must be the block's thread count"),
+        ("length", "coop.thread.inclusive_sum: output holds 3 items, it needs at least 4"),
+    ],
+)
+def test_debug_mode_traps_with_the_message(case, message):
+    trapped = _run_debug_program(case, True)
+    assert trapped.returncode != 0 and "NO TRAP" not in trapped.stdout, trapped.stdout + trapped.stderr
+    assert message in trapped.stdout + trapped.stderr, trapped.stdout + trapped.stderr[-3000:]
+    unchecked = _run_debug_program(case, False)
+    assert "NO TRAP" in unchecked.stdout, unchecked.stdout + unchecked.stderr[-3000:]
