@@ -266,8 +266,8 @@ one warp's shuffles (no shared memory, no barrier).
 # ``src`` / ``dst`` of tile loads, stores and transforms.
 PARAGRAPHS["tile_array"] = """
 A 1-D array (global, shared or local memory) starting at the tile of the calling
-group (block or logical warp), e.g. ``d_in[tile_base:]``. Only the tile's
-positions (below ``valid_items`` if given) are accessed.
+group (block or logical warp), e.g. ``d_in[tile_base:]`` or ``d_out[tile_base:]``.
+Only the tile's positions (below ``valid_items`` if given) are accessed.
 """
 
 # ``items`` of tile loads and stores.

@@ -355,8 +355,8 @@ def transform_valid(items, output, op, convert, rank, group, positions, limit):
 def transform(src, dst, op, threads=None, items_per_thread=None, algorithm="direct", valid_items=None,
               temp_storage=None):
     """Map the block's tile: ``dst[k] = op(src[k])`` for every item ``k`` of the tile,
-    converted to ``dst``'s dtype (CUB's BlockLoad, a ThreadTransform-like loop and
-    BlockStore in one call).
+    converted to ``dst``'s dtype (CUB BlockLoad, a loop over each thread's items and
+    BlockStore, in one call).
 
     It is ``coop.block.load`` into ``items_per_thread`` items per thread,
     ``coop.thread.transform``, then ``coop.block.store``, with the same ``algorithm``,
