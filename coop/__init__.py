@@ -9,6 +9,12 @@ simulator (``NUMBA_ENABLE_CUDASIM=1``), to which coop adds the warp intrinsics.
 - ``coop.block``: block-wide primitives.
 - ``coop.ops``: named binary operators (add, min, argmax, ...).
 - ``coop.config``: settings (``coop.config.debug``: run-time checks in compiled kernels).
+
+Each primitive's docstring (``help(coop.block.sum)``) gives its parameters, which
+threads get its result, its barriers and a complete example, which the tests run.
+Primitives are called inside kernels (from host code they raise an error); block and
+warp primitives are collective: every thread of the block, or every lane of the logical
+warp, must make the call, which the simulator checks.
 """
 
 from coop._core.backend import SIMULATOR

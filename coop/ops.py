@@ -1,6 +1,9 @@
 """Named binary operators for coop's reductions and scans (CUB's operator functors).
 
-Each can be passed to any primitive and called in user kernels too::
+Each can be passed to any primitive and called in user kernels too; each operator's
+docstring has a complete example.
+
+Fragment (inside a kernel)::
 
     total = coop.warp.reduce(x, coop.ops.max)
     best = coop.warp.reduce((x, i), coop.ops.argmax)   # (value, index) pairs
@@ -98,3 +101,459 @@ def argmax(a, b):
     if less(a[0], b[0]) or (not less(b[0], a[0]) and b[1] < a[1]):
         return b
     return a
+
+
+# -- docstrings (help(coop.ops.add) shows them) ------------------------------------------
+# Set here, not in the definitions above, which build the operators with helpers.
+
+from coop._core.docs import expand as _expand  # noqa: E402
+
+add.__doc__ = _expand(
+    """``a + b`` (CUB Sum, ``cuda::std::plus``): two float16 operands are added in float32
+    and rounded back to float16, which gives the bits of the float16 sum without
+    Numba's out-of-line float16 arithmetic.
+
+    Parameters
+    ----------
+    a, b : values
+        {operator_arguments}
+
+    Returns
+    -------
+    value
+        {operator_result}
+        float16 for two float16 operands.
+
+    Notes
+    -----
+    {kernel_side}
+
+    Example
+    -------
+    Called directly, and passed to a warp reduction, on float16 values::
+
+        import numpy as np
+        import coop
+        from numba import cuda
+
+        @cuda.jit
+        def add_and_sum(a, b, out, totals):
+            i = cuda.grid(1)
+            out[i] = coop.ops.add(a[i], b[i])
+            total = coop.warp.reduce(a[i], coop.ops.add)
+            if cuda.laneid == 0:
+                totals[i // 32] = total
+
+        rng = np.random.default_rng(31)
+        a = rng.integers(-8, 9, 64).astype(np.float16)
+        b = rng.integers(-8, 9, 64).astype(np.float16)
+        out, totals = np.zeros_like(a), np.zeros(2, np.float16)
+        add_and_sum[1, 64](a, b, out, totals)
+        assert (out == a + b).all() and (totals == a.reshape(2, 32).sum(axis=1)).all()
+    """
+)
+
+mul.__doc__ = _expand(
+    """``a * b`` (CUB uses ``cuda::std::multiplies``): two float16 operands are multiplied
+    in float32 and rounded back to float16, which gives the bits of the float16 product.
+
+    Parameters
+    ----------
+    a, b : values
+        {operator_arguments}
+
+    Returns
+    -------
+    value
+        {operator_result}
+        float16 for two float16 operands.
+
+    Notes
+    -----
+    {kernel_side}
+
+    Example
+    -------
+    Called directly, and as the operator of a reduction over logical warps of 4 lanes::
+
+        import numpy as np
+        import coop
+        from numba import cuda
+
+        @cuda.jit
+        def products(a, b, out, groups):
+            i = cuda.grid(1)
+            out[i] = coop.ops.mul(a[i], b[i])
+            groups[i] = coop.warp.all_reduce(a[i], coop.ops.mul, width=4)
+
+        rng = np.random.default_rng(32)
+        a = rng.integers(-3, 4, 32).astype(np.int32)
+        b = rng.integers(-3, 4, 32).astype(np.int32)
+        out, groups = np.zeros_like(a), np.zeros_like(a)
+        products[1, 32](a, b, out, groups)
+        assert (out == a * b).all()
+        assert (groups == np.repeat(a.reshape(8, 4).prod(axis=1), 4)).all()
+    """
+)
+
+min.__doc__ = _expand(
+    """``b if b < a else a`` (CUB Min, ``cuda::minimum``): of equal operands, ``a``.
+
+    float16 operands are compared through float32, exactly.
+
+    Parameters
+    ----------
+    a, b : values
+        Two values that ``<`` compares (integers, floats, bools).
+
+    Returns
+    -------
+    value
+        ``a`` or ``b``, as given.
+
+    Notes
+    -----
+    {kernel_side}
+
+    Example
+    -------
+    Called directly, and passed to a warp reduction::
+
+        import numpy as np
+        import coop
+        from numba import cuda
+
+        @cuda.jit
+        def minima(a, b, out, warp_min):
+            i = cuda.grid(1)
+            out[i] = coop.ops.min(a[i], b[i])
+            m = coop.warp.reduce(a[i], coop.ops.min)
+            if cuda.laneid == 0:
+                warp_min[i // 32] = m
+
+        rng = np.random.default_rng(33)
+        a = rng.integers(-100, 100, 64).astype(np.int32)
+        b = rng.integers(-100, 100, 64).astype(np.int32)
+        out, warp_min = np.zeros_like(a), np.zeros(2, np.int32)
+        minima[1, 64](a, b, out, warp_min)
+        assert (out == np.minimum(a, b)).all() and (warp_min == a.reshape(2, 32).min(axis=1)).all()
+    """
+)
+
+max.__doc__ = _expand(
+    """``b if a < b else a`` (CUB Max, ``cuda::maximum``): of equal operands, ``a``.
+
+    float16 operands are compared through float32, exactly.
+
+    Parameters
+    ----------
+    a, b : values
+        Two values that ``<`` compares (integers, floats, bools).
+
+    Returns
+    -------
+    value
+        ``a`` or ``b``, as given.
+
+    Notes
+    -----
+    {kernel_side}
+
+    Example
+    -------
+    Called directly, and passed to a block scan (a running maximum)::
+
+        import numpy as np
+        import coop
+        from numba import cuda
+
+        @cuda.jit
+        def maxima(a, b, out, running):
+            i = cuda.grid(1)
+            out[i] = coop.ops.max(a[i], b[i])
+            running[i] = coop.block.inclusive_scan(a[i], coop.ops.max)
+
+        rng = np.random.default_rng(34)
+        a = rng.integers(-100, 100, 64).astype(np.int32)
+        b = rng.integers(-100, 100, 64).astype(np.int32)
+        out, running = np.zeros_like(a), np.zeros_like(a)
+        maxima[1, 64](a, b, out, running)
+        assert (out == np.maximum(a, b)).all() and (running == np.maximum.accumulate(a)).all()
+    """
+)
+
+bit_and.__doc__ = _expand(
+    """``a & b`` (CUB uses ``cuda::std::bit_and``).
+
+    Parameters
+    ----------
+    a, b : values
+        {operator_arguments}
+
+    Returns
+    -------
+    value
+        {operator_result}
+
+    Notes
+    -----
+    {kernel_side}
+
+    Example
+    -------
+    The bits set in every value of each warp, in every lane::
+
+        import numpy as np
+        import coop
+        from numba import cuda
+
+        @cuda.jit
+        def common_bits(x, out):
+            i = cuda.grid(1)
+            out[i] = coop.warp.all_reduce(x[i], coop.ops.bit_and)
+
+        x = np.random.default_rng(35).integers(0, 2**32, 64, dtype=np.uint32) | np.uint32(0x10001)
+        out = np.zeros_like(x)
+        common_bits[1, 64](x, out)
+        assert (out == np.repeat(np.bitwise_and.reduce(x.reshape(2, 32), axis=1), 32)).all()
+    """
+)
+
+bit_or.__doc__ = _expand(
+    """``a | b`` (CUB uses ``cuda::std::bit_or``).
+
+    Parameters
+    ----------
+    a, b : values
+        {operator_arguments}
+
+    Returns
+    -------
+    value
+        {operator_result}
+
+    Notes
+    -----
+    {kernel_side}
+
+    Example
+    -------
+    The bits set in any value of each warp, in every lane::
+
+        import numpy as np
+        import coop
+        from numba import cuda
+
+        @cuda.jit
+        def any_bits(x, out):
+            i = cuda.grid(1)
+            out[i] = coop.warp.all_reduce(x[i], coop.ops.bit_or)
+
+        x = np.uint32(1) << np.random.default_rng(36).integers(0, 32, 64).astype(np.uint32)
+        out = np.zeros_like(x)
+        any_bits[1, 64](x, out)
+        assert (out == np.repeat(np.bitwise_or.reduce(x.reshape(2, 32), axis=1), 32)).all()
+    """
+)
+
+bit_xor.__doc__ = _expand(
+    """``a ^ b`` (CUB uses ``cuda::std::bit_xor``).
+
+    Parameters
+    ----------
+    a, b : values
+        {operator_arguments}
+
+    Returns
+    -------
+    value
+        {operator_result}
+
+    Notes
+    -----
+    {kernel_side}
+
+    Example
+    -------
+    A running parity (exclusive-or scan) over each warp::
+
+        import numpy as np
+        import coop
+        from numba import cuda
+
+        @cuda.jit
+        def running_xor(x, out):
+            i = cuda.grid(1)
+            out[i] = coop.warp.inclusive_scan(x[i], coop.ops.bit_xor)
+
+        x = np.random.default_rng(37).integers(0, 2**32, 64, dtype=np.uint32)
+        out = np.zeros_like(x)
+        running_xor[1, 64](x, out)
+        assert (out == np.bitwise_xor.accumulate(x.reshape(2, 32), axis=1).ravel()).all()
+    """
+)
+
+logical_and.__doc__ = _expand(
+    """``bool(a) and bool(b)`` (CUB uses ``cuda::std::logical_and``).
+
+    Parameters
+    ----------
+    a, b : values
+        Any two values with a truth value (bools, numbers).
+
+    Returns
+    -------
+    bool
+        Whether both are true.
+
+    Notes
+    -----
+    {kernel_side}
+
+    Example
+    -------
+    Whether every flag of each logical warp of 8 lanes is set, in all its lanes::
+
+        import numpy as np
+        import coop
+        from numba import cuda
+
+        @cuda.jit
+        def all_set(flags, out):
+            i = cuda.grid(1)
+            out[i] = coop.warp.all_reduce(flags[i], coop.ops.logical_and, width=8)
+
+        flags = np.ones(64, np.bool_)
+        flags[[3, 17, 18]] = False
+        out = np.zeros_like(flags)
+        all_set[1, 64](flags, out)
+        assert (out == np.repeat(flags.reshape(8, 8).all(axis=1), 8)).all()
+    """
+)
+
+logical_or.__doc__ = _expand(
+    """``bool(a) or bool(b)`` (CUB uses ``cuda::std::logical_or``).
+
+    Parameters
+    ----------
+    a, b : values
+        Any two values with a truth value (bools, numbers).
+
+    Returns
+    -------
+    bool
+        Whether either is true.
+
+    Notes
+    -----
+    {kernel_side}
+
+    Example
+    -------
+    Whether any flag of each logical warp of 8 lanes is set, in all its lanes::
+
+        import numpy as np
+        import coop
+        from numba import cuda
+
+        @cuda.jit
+        def any_set(flags, out):
+            i = cuda.grid(1)
+            out[i] = coop.warp.all_reduce(flags[i], coop.ops.logical_or, width=8)
+
+        flags = np.zeros(64, np.bool_)
+        flags[[3, 17, 18]] = True
+        out = np.zeros_like(flags)
+        any_set[1, 64](flags, out)
+        assert (out == np.repeat(flags.reshape(8, 8).any(axis=1), 8)).all()
+    """
+)
+
+argmin.__doc__ = _expand(
+    """Of two ``(value, index)`` pairs, the one with the smaller value; of equal values,
+    the one with the smaller index (CUB ArgMin).
+
+    Values are compared with ``<`` (float16 through float32, exactly); so a reduction
+    with it finds the first position of the minimum (of values without NaN), as
+    ``numpy.argmin`` does.
+
+    Parameters
+    ----------
+    a, b : tuples
+        ``(value, index)`` pairs: a comparable value and an integer index.
+
+    Returns
+    -------
+    tuple
+        ``a`` or ``b``, as given.
+
+    Notes
+    -----
+    {kernel_side}
+
+    Example
+    -------
+    The position of each warp's minimum::
+
+        import numpy as np
+        import coop
+        from numba import cuda
+
+        @cuda.jit
+        def warp_argmin(x, where):
+            i = cuda.grid(1)
+            value, index = coop.warp.reduce((x[i], i), coop.ops.argmin)
+            if cuda.laneid == 0:
+                where[i // 32] = index
+
+        x = np.random.default_rng(38).integers(0, 10, 64).astype(np.int32)
+        where = np.zeros(2, np.int64)
+        warp_argmin[1, 64](x, where)
+        assert (where == x.reshape(2, 32).argmin(axis=1) + [0, 32]).all()
+    """
+)
+
+argmax.__doc__ = _expand(
+    """Of two ``(value, index)`` pairs, the one with the larger value; of equal values,
+    the one with the smaller index (CUB ArgMax).
+
+    Values are compared with ``<`` (float16 through float32, exactly); so a reduction
+    with it finds the first position of the maximum (of values without NaN), as
+    ``numpy.argmax`` does.
+
+    Parameters
+    ----------
+    a, b : tuples
+        ``(value, index)`` pairs: a comparable value and an integer index.
+
+    Returns
+    -------
+    tuple
+        ``a`` or ``b``, as given.
+
+    Notes
+    -----
+    {kernel_side}
+
+    Example
+    -------
+    The position and value of each block's maximum, in every thread::
+
+        import numpy as np
+        import coop
+        from numba import cuda
+
+        @cuda.jit
+        def block_argmax(x, where, top):
+            i = cuda.grid(1)
+            value, index = coop.block.all_reduce((x[i], i), coop.ops.argmax)
+            where[i], top[i] = index, value
+
+        x = np.random.default_rng(39).integers(0, 10, 128).astype(np.float64)
+        where, top = np.zeros(128, np.int64), np.zeros(128)
+        block_argmax[2, 64](x, where, top)
+        tiles = x.reshape(2, 64)
+        assert (where == np.repeat(tiles.argmax(axis=1) + [0, 64], 64)).all()
+        assert (top == np.repeat(tiles.max(axis=1), 64)).all()
+    """
+)

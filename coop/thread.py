@@ -1,19 +1,18 @@
 """Sequential primitives over one thread's items array (CUB's thread/ layer).
 
 These run inside any kernel, on whatever a thread holds in registers, and are the
-building blocks of the warp and block primitives. Loops over a
+building blocks of the warp and block primitives: ``reduce``, ``inclusive_scan``,
+``exclusive_scan``, ``inclusive_sum``, ``exclusive_sum`` and ``transform``. Only the
+calling thread takes part: no shared memory, no barriers. Loops over a
 ``cuda.local.array(N, dtype)`` with constant ``N`` unroll fully: items stay in
-registers.
+registers. Each function's docstring has a complete example.
 
-Example::
+Fragment (inside a kernel)::
 
-    @cuda.jit
-    def k(d_in, d_out):
-        items = cuda.local.array(4, np.int32)
-        for i in range(4):
-            items[i] = d_in[cuda.grid(1) * 4 + i]
-        total = coop.thread.exclusive_sum(items, items)   # items now scanned
-        d_out[cuda.grid(1)] = total
+    items = cuda.local.array(4, np.int32)
+    for i in range(4):
+        items[i] = d_in[cuda.grid(1) * 4 + i]
+    total = coop.thread.exclusive_sum(items, items)   # items now scanned
 """
 
 import numpy as np
@@ -137,15 +136,59 @@ def counter(is_items, partial):
 
 @primitive("coop.thread.reduce")
 def reduce(items, op, prefix=None):
-    """Reduce one thread's ``items`` with the binary ``op`` (CUB ThreadReduce).
+    """Reduce one thread's ``items`` with the binary ``op``, in order (CUB ThreadReduce).
 
-    Returns ``op(...op(op(prefix, items[0]), items[1])..., items[N-1])``, or without
-    ``prefix`` the reduction of the items alone. ``op`` need not be commutative: items
-    are combined in order.
+    Computes ``op(...op(op(prefix, items[0]), items[1])..., items[N-1])``, or without
+    ``prefix`` ``op(...op(items[0], items[1])..., items[N-1])``. Items are combined
+    left to right, so ``op`` need be neither associative nor commutative.
 
-    Example::
+    Parameters
+    ----------
+    items : items array
+        {thread_items}
+    op : operator
+        {op}
+    prefix : value, optional
+        Run-time value combined before the first item, converted to the items' dtype.
+        Default None: no prefix.
 
-        m = coop.thread.reduce(items, coop.ops.max)
+    Returns
+    -------
+    value
+        The reduction, of the items' dtype, to the calling thread.
+
+    Barriers
+    --------
+    None: only the calling thread's registers.
+
+    Notes
+    -----
+    {kernel_side}
+
+    Example
+    -------
+    The largest of each thread's four items::
+
+        import numpy as np
+        import coop
+        from numba import cuda
+
+        @cuda.jit
+        def row_max(x, out):
+            i = cuda.grid(1)
+            items = cuda.local.array(4, np.int32)
+            for k in range(4):
+                items[k] = x[i, k]
+            out[i] = coop.thread.reduce(items, coop.ops.max)
+
+        x = np.random.default_rng(1).integers(-100, 100, (32, 4)).astype(np.int32)
+        out = np.zeros(32, np.int32)
+        row_max[1, 32](x, out)
+        assert (out == x.max(axis=1)).all()
+
+    Fragment (inside a kernel): a sum that starts from 100::
+
+        total = coop.thread.reduce(items, operator.add, prefix=100)
     """
     sig = Signature("coop.thread.reduce")
     dtype = sig.items(items, "items")
@@ -175,14 +218,61 @@ def reduce_items_with_prefix(items, op, convert, prefix):
 
 @primitive("coop.thread.inclusive_scan")
 def inclusive_scan(items, output, op, prefix=None):
-    """Inclusive prefix scan of one thread's ``items`` into ``output`` (may be ``items``).
+    """Inclusive prefix scan of one thread's ``items`` into ``output`` (CUB
+    ThreadScanInclusive).
 
-    ``output[i] = op(...op(items[0], items[1])..., items[i])``; with ``prefix``, the
-    prefix is combined first. Returns the total (the last output). CUB ThreadScanInclusive.
+    ``output[i] = op(...op(items[0], items[1])..., items[i])``; with ``prefix``,
+    ``output[i] = op(...op(prefix, items[0])..., items[i])``. Items are combined left
+    to right, so ``op`` need be neither associative nor commutative.
 
-    Example::
+    Parameters
+    ----------
+    items : items array
+        {thread_items}
+    output : items array
+        {thread_output}
+    op : operator
+        {op}
+    prefix : value, optional
+        Run-time value combined before the first item, converted to the items' dtype.
+        Default None: ``output[0]`` is ``items[0]``.
 
-        total = coop.thread.inclusive_scan(items, items, operator.add)
+    Returns
+    -------
+    value
+        The total, ``output[N-1]``, to the calling thread.
+
+    Barriers
+    --------
+    None: only the calling thread's registers.
+
+    Notes
+    -----
+    {kernel_side}
+
+    Example
+    -------
+    Running maximum of each thread's four items, in place::
+
+        import numpy as np
+        import coop
+        from numba import cuda
+
+        @cuda.jit
+        def running_max(x, out, totals):
+            i = cuda.grid(1)
+            items = cuda.local.array(4, np.int32)
+            for k in range(4):
+                items[k] = x[i, k]
+            totals[i] = coop.thread.inclusive_scan(items, items, lambda a, b: max(a, b))
+            for k in range(4):
+                out[i, k] = items[k]
+
+        x = np.random.default_rng(2).integers(-100, 100, (32, 4)).astype(np.int32)
+        out, totals = np.zeros_like(x), np.zeros(32, np.int32)
+        running_max[1, 32](x, out, totals)
+        assert (out == np.maximum.accumulate(x, axis=1)).all()
+        assert (totals == x.max(axis=1)).all()
     """
     sig = Signature("coop.thread.inclusive_scan")
     dtype = sig.items(items, "items")
@@ -207,14 +297,62 @@ def inclusive_scan(items, output, op, prefix=None):
 
 @primitive("coop.thread.exclusive_scan")
 def exclusive_scan(items, output, op, initial):
-    """Exclusive prefix scan of one thread's ``items`` into ``output`` (may be ``items``).
+    """Exclusive prefix scan of one thread's ``items`` into ``output``, seeded with
+    ``initial`` (CUB ThreadScanExclusive).
 
-    ``output[0] = initial`` and ``output[i] = op(output[i-1], items[i-1])``. Returns the
-    total ``op(output[N-1], items[N-1])``. CUB ThreadScanExclusive.
+    ``output[0] = initial`` and ``output[i] = op(output[i-1], items[i-1])``. Items are
+    combined left to right, so ``op`` need be neither associative nor commutative.
 
-    Example::
+    Parameters
+    ----------
+    items : items array
+        {thread_items}
+    output : items array
+        {thread_output}
+    op : operator
+        {op}
+    initial : value
+        Required run-time value: the seed, converted to the items' dtype.
 
-        total = coop.thread.exclusive_scan(items, items, operator.mul, 1)
+    Returns
+    -------
+    value
+        The total ``op(output[N-1], items[N-1])`` (``initial`` included), to the
+        calling thread.
+
+    Barriers
+    --------
+    None: only the calling thread's registers.
+
+    Notes
+    -----
+    {kernel_side}
+
+    Example
+    -------
+    Exclusive running products of each thread's four items, seeded with 1::
+
+        import operator
+        import numpy as np
+        import coop
+        from numba import cuda
+
+        @cuda.jit
+        def products(x, out, totals):
+            i = cuda.grid(1)
+            items = cuda.local.array(4, np.int64)
+            for k in range(4):
+                items[k] = x[i, k]
+            totals[i] = coop.thread.exclusive_scan(items, items, operator.mul, 1)
+            for k in range(4):
+                out[i, k] = items[k]
+
+        x = np.random.default_rng(3).integers(-5, 6, (32, 4))
+        out, totals = np.zeros_like(x), np.zeros(32, np.int64)
+        products[1, 32](x, out, totals)
+        assert (out[:, 0] == 1).all()
+        assert (out[:, 1:] == np.cumprod(x, axis=1)[:, :-1]).all()
+        assert (totals == x.prod(axis=1)).all()
     """
     sig = Signature("coop.thread.exclusive_scan")
     dtype = sig.items(items, "items")
@@ -256,35 +394,165 @@ def _specialise_sum(name, scan, items, output, exclusive):
 
 @primitive("coop.thread.inclusive_sum")
 def inclusive_sum(items, output):
-    """Inclusive prefix sum of ``items`` into ``output``; returns the total.
+    """Inclusive prefix sum of one thread's ``items`` into ``output``
+    (CUB ThreadScanInclusive with addition): ``output[i] = items[0] + ... + items[i]``.
 
-    Example::
+    Parameters
+    ----------
+    items : items array
+        {thread_items}
+        Numbers only (integers, floats, complex; for bool use ``coop.thread.inclusive_scan``
+        with an operator). Integer sums wrap in the items' dtype.
+    output : items array
+        {thread_output}
 
-        total = coop.thread.inclusive_sum(items, items)
+    Returns
+    -------
+    value
+        The sum of the items, to the calling thread.
+
+    Barriers
+    --------
+    None: only the calling thread's registers.
+
+    Notes
+    -----
+    {kernel_side}
+
+    Example
+    -------
+    Each thread's running sum, in place::
+
+        import numpy as np
+        import coop
+        from numba import cuda
+
+        @cuda.jit
+        def running_sums(x, out, totals):
+            i = cuda.grid(1)
+            items = cuda.local.array(4, np.int32)
+            for k in range(4):
+                items[k] = x[i, k]
+            totals[i] = coop.thread.inclusive_sum(items, items)
+            for k in range(4):
+                out[i, k] = items[k]
+
+        x = np.random.default_rng(4).integers(-100, 100, (32, 4)).astype(np.int32)
+        out, totals = np.zeros_like(x), np.zeros(32, np.int32)
+        running_sums[1, 32](x, out, totals)
+        assert (out == np.cumsum(x, axis=1)).all() and (totals == x.sum(axis=1)).all()
     """
     return _specialise_sum("coop.thread.inclusive_sum", inclusive_scan, items, output, False)
 
 
 @primitive("coop.thread.exclusive_sum")
 def exclusive_sum(items, output):
-    """Exclusive prefix sum of ``items`` into ``output`` (``output[0] = 0``); returns
-    the total.
+    """Exclusive prefix sum of one thread's ``items`` into ``output`` (CUB
+    ThreadScanExclusive with addition from 0): ``output[0] = 0``,
+    ``output[i] = items[0] + ... + items[i-1]``.
 
-    Example::
+    Parameters
+    ----------
+    items : items array
+        {thread_items}
+        Numbers only (integers, floats, complex; for bool use ``coop.thread.exclusive_scan``
+        with an operator). Integer sums wrap in the items' dtype.
+    output : items array
+        {thread_output}
 
-        total = coop.thread.exclusive_sum(items, items)
+    Returns
+    -------
+    value
+        The sum of all the items, to the calling thread.
+
+    Barriers
+    --------
+    None: only the calling thread's registers.
+
+    Notes
+    -----
+    {kernel_side}
+
+    Example
+    -------
+    Offsets of each thread's four counts, in place, and their total::
+
+        import numpy as np
+        import coop
+        from numba import cuda
+
+        @cuda.jit
+        def offsets(counts, out, totals):
+            i = cuda.grid(1)
+            items = cuda.local.array(4, np.int32)
+            for k in range(4):
+                items[k] = counts[i, k]
+            totals[i] = coop.thread.exclusive_sum(items, items)
+            for k in range(4):
+                out[i, k] = items[k]
+
+        counts = np.random.default_rng(5).integers(0, 10, (32, 4)).astype(np.int32)
+        out, totals = np.zeros_like(counts), np.zeros(32, np.int32)
+        offsets[1, 32](counts, out, totals)
+        assert (out == np.cumsum(counts, axis=1) - counts).all()
+        assert (totals == counts.sum(axis=1)).all()
     """
     return _specialise_sum("coop.thread.exclusive_sum", exclusive_scan, items, output, True)
 
 
 @primitive("coop.thread.transform")
 def transform(items, output, fn):
-    """``output[i] = fn(items[i])`` for every item (``output`` may be ``items``); the
-    result is converted to ``output``'s dtype.
+    """Apply ``fn`` to each of one thread's items: ``output[i] = fn(items[i])`` (no CUB
+    counterpart; ``std::transform`` over the items).
 
-    Example::
+    Parameters
+    ----------
+    items : items array
+        {thread_items}
+    output : items array
+        An items array at least as long as ``items``, of any dtype: each result is
+        converted to it. It may be ``items`` itself (in place).
+    fn : function
+        Compile-time choice of a one-argument function (a lambda written in the
+        kernel, a ``@cuda.jit(device=True)`` function, ...), taking an item and
+        returning something convertible to ``output``'s dtype.
 
-        coop.thread.transform(items, items, lambda x: x * x)
+    Returns
+    -------
+    None
+        ``output`` holds the results.
+
+    Barriers
+    --------
+    None: only the calling thread's registers.
+
+    Notes
+    -----
+    {kernel_side}
+
+    Example
+    -------
+    Squares of int32 items, into float64 items::
+
+        import numpy as np
+        import coop
+        from numba import cuda
+
+        @cuda.jit
+        def squares(x, out):
+            i = cuda.grid(1)
+            items = cuda.local.array(4, np.int32)
+            result = cuda.local.array(4, np.float64)
+            for k in range(4):
+                items[k] = x[i, k]
+            coop.thread.transform(items, result, lambda v: v * v)
+            for k in range(4):
+                out[i, k] = result[k]
+
+        x = np.random.default_rng(6).integers(-100, 100, (32, 4)).astype(np.int32)
+        out = np.zeros((32, 4), np.float64)
+        squares[1, 32](x, out)
+        assert (out == x.astype(np.float64) ** 2).all()
     """
     sig = Signature("coop.thread.transform")
     in_dtype = sig.items(items, "items")

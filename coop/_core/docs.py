@@ -34,3 +34,484 @@ def expand(doc):
         return "\n".join(indent + line if line else "" for line in text.strip("\n").splitlines())
 
     return _PLACEHOLDER.sub(paragraph, doc)
+
+
+# -- the shared paragraphs ----------------------------------------------------------------
+# Each is plain text, unindented; a placeholder line in a docstring takes its indentation.
+# Parameter descriptions are written to sit under a ``name : kind`` line of a numpydoc
+# Parameters section.
+
+# Every block and warp primitive (Notes).
+PARAGRAPHS["collective"] = """
+Collective: every thread of the block (for a warp primitive: every lane of the
+logical warp) must make the call, with the same ``threads=``, ``valid_items``,
+``algorithm``, ``items_per_thread`` and ``width``, and ``threads=`` must match
+the launch. Do not call it in a branch that some of those threads skip, or after
+some of them have returned. On the simulator every call is checked: a violation
+raises an error naming the primitive, the call site and the threads that did not
+arrive. On a GPU a violation is undefined (a hang or wrong results);
+``coop.config.debug = True`` (or the environment variable ``COOP_DEBUG=1``) set
+before the kernel compiles adds run-time checks (launch size against
+``threads=``, array lengths) that trap with a message. Called from host code,
+outside a kernel, a primitive raises an error ("call coop.X inside a @cuda.jit
+kernel").
+"""
+
+# Thread primitives and operators (Notes).
+PARAGRAPHS["kernel_side"] = """
+Call it inside a ``@cuda.jit`` kernel or device function; called from host code
+it raises an error ("call coop.X inside a @cuda.jit kernel"). Only the calling
+thread takes part: other threads need not call it.
+"""
+
+# The ``op`` parameter of reductions and scans.
+PARAGRAPHS["op"] = """
+A binary function, fixed when the kernel compiles: ``operator.add`` and its kin,
+a lambda written in the kernel, a ``@cuda.jit(device=True)`` function or a
+``coop.ops`` operator. Warp and block primitives combine values in a tree, so it
+must be associative; it need not be commutative (values are combined in order),
+except for the block ``algorithm="raking_commutative_only"``. Results are
+converted back to the value's type, as C++ assignment does (Numba types
+``int32 + int32`` as int64; the primitive returns int32, wrapping).
+"""
+
+# ``width`` of warp primitives.
+PARAGRAPHS["width"] = """
+Lanes per logical warp: 1, 2, 4, 8, 16 or 32 (the default), a compile-time
+constant (a literal or a module-level constant). Each hardware warp splits into
+``32 // width`` logical warps of consecutive lanes, which work independently; a
+thread's logical lane is ``cuda.laneid % width``. Logical warps must be
+complete: a block whose last warp is partial needs a ``width`` that divides the
+lanes it has.
+"""
+
+# ``valid_items`` of warp reductions.
+PARAGRAPHS["warp_valid_items"] = """
+The same in every lane of the logical warp: a partial warp. With one value per
+lane, only logical lanes ``0 .. valid_items-1`` contribute (the other lanes
+still call, with any value); with items arrays, only the first ``valid_items``
+items of the warp's tile. At least 1; the whole tile or more means every item.
+Default None: everything contributes.
+"""
+
+# ``valid_items`` of block reductions.
+PARAGRAPHS["block_valid_items"] = """
+The same in every thread: a partial tile. With one value per thread, only ranks
+``0 .. valid_items-1`` contribute (the other threads still call, with any
+value); with items arrays, only the first ``valid_items`` items of the tile. At
+least 1; the whole tile or more means every item. Default None: everything
+contributes.
+"""
+
+# The ``value`` of warp reductions and scans.
+PARAGRAPHS["warp_value"] = """
+The lane's value, or an items array (``cuda.local.array(N, dtype)``, N >= 1) of
+the lane's ``N`` consecutive items of the warp's tile: logical lane ``l`` holds
+tile items ``l*N .. l*N+N-1`` (blocked arrangement).
+"""
+
+# The ``value`` of block reductions and scans.
+PARAGRAPHS["block_value"] = """
+The thread's value, or an items array (``cuda.local.array(N, dtype)``, N >= 1)
+of the thread's ``N`` consecutive items of the block's tile: the thread of rank
+``r`` holds tile items ``r*N .. r*N+N-1`` (blocked arrangement; rank
+``r = x + y*dx + z*dx*dy`` in a 1-, 2- or 3-D block).
+"""
+
+# The value types of reductions and scans with an operator (after warp_value or block_value).
+PARAGRAPHS["value_types"] = """
+Values may be bool, int8 ... uint64, float16, float32, float64, complex64,
+complex128, or tuples of these (one value per thread only: items arrays hold
+scalars).
+"""
+
+# The value types of the sums (after warp_value or block_value).
+PARAGRAPHS["sum_types"] = """
+Numbers (integers, floats, complex) or bools, not tuples; the sum of bools counts
+the True values.
+"""
+
+# The value types of the scans' sums (after warp_value or block_value).
+PARAGRAPHS["scan_sum_types"] = """
+Numbers (integers, floats, complex), not bools (for those, the scan with an
+operator) nor tuples. Integer sums wrap in the value's type.
+"""
+
+# Warp primitives without shared memory (Barriers).
+PARAGRAPHS["warp_barriers"] = """
+None: no shared memory and no barrier. Lanes exchange values with warp
+intrinsics (``shfl.sync``; ``redux.sync`` for some integer sums; ``vote.ballot``
+for segment flags) over the lanes of the caller's logical warp only, so the
+logical warps of a hardware warp proceed independently; results stay in
+registers.
+"""
+
+# ``threads=`` of block primitives: its form (each docstring adds default and use).
+PARAGRAPHS["threads"] = """
+The block's size as a compile-time constant (a literal or a module-level
+constant): its thread count, 1 to 1024, or its shape as a tuple, e.g.
+``threads=(16, 16)`` for a 16 x 16 block (256 threads). It must match the
+launch.
+"""
+
+# Block primitives (Barriers).
+PARAGRAPHS["block_barriers"] = """
+The call synchronises the block itself (``cuda.syncthreads()``) as far as its
+use of shared memory needs and leaves no barrier to the caller: consecutive
+calls of coop primitives need no ``cuda.syncthreads()`` between them.
+"""
+
+# ``temp_storage`` of block primitives (each docstring adds its temp_storage_bytes).
+PARAGRAPHS["temp_storage"] = """
+A shared array of your own, ``cuda.shared.array(BYTES, np.uint8, alignment=8)``
+(1-D, contiguous, of numbers), to hold the call's scratch instead of its own
+static shared buffer, so that several primitives share one allocation (CUB's
+TempStorage unions). Size it on the host with this primitive's
+``temp_storage_bytes`` (below), taking the largest of the sizes of the
+primitives that share it, and give the calls the same ``threads=``. A call given
+``temp_storage`` waits at a block barrier before writing it, so coop calls
+sharing one array need no barrier between them; code of your own that uses the
+array needs ``cuda.syncthreads()`` before and after, as with CUB. An array too
+small for the call fails to link, naming the primitive, when its length is a
+constant (with an NVVM that folds ``llvm.is.constant``, as CUDA 13's does); on
+the simulator the call raises. Default None: the primitive's own buffer.
+"""
+
+# ``temp_storage`` of warp exchanges and warp "transpose" loads and stores.
+PARAGRAPHS["warp_temp_storage"] = """
+A shared array of your own, ``cuda.shared.array(BYTES, np.uint8, alignment=8)``,
+for the exchange's buffer instead of its own static one (sized with
+``temp_storage_bytes``, below). A warp exchange synchronises only its logical
+warp (``cuda.syncwarp``), never the block: when the array was just used by a
+block-wide primitive or by other warps, put a ``cuda.syncthreads()`` between, as
+CUB requires for reused TempStorage. Default None.
+"""
+
+# ``output`` of warp and block scans.
+PARAGRAPHS["scan_output"] = """
+Items scans only, and required there: the items array receiving the thread's
+scanned items, of the same dtype and at least as long as ``value``; it may be
+``value`` itself (an in-place scan). Must be None (the default) when ``value``
+is one value.
+"""
+
+# ``return_aggregate`` of warp and block scans.
+PARAGRAPHS["return_aggregate"] = """
+One-value scans only: True returns ``(result, aggregate)`` instead of
+``result``. Items scans always return the aggregate and reject True.
+"""
+
+# Returns of warp scans.
+PARAGRAPHS["warp_scan_returns"] = """
+One value: the lane's scan result, or ``(result, aggregate)`` with
+``return_aggregate=True``. Items array: the aggregate (the scan is written to
+``output``). The aggregate, the reduction of every input of the logical warp
+(items included, ``initial`` not), goes to every lane. Results have the value's
+type.
+"""
+
+# Returns of block scans.
+PARAGRAPHS["block_scan_returns"] = """
+One value: the thread's scan result, or ``(result, aggregate)`` with
+``return_aggregate=True``. Items array: the aggregate (the scan is written to
+``output``). The aggregate, the reduction of every input of the block (items
+included, ``initial`` and the callback's prefix not), goes to every thread.
+Results have the value's type.
+"""
+
+# ``prefix_op`` of block scans.
+PARAGRAPHS["prefix_op"] = """
+CUB's BlockPrefixCallbackOp, for running scans over consecutive tiles: a
+function ``prefix_op(prefix_state, block_aggregate) -> prefix``, fixed when the
+kernel compiles (a ``@cuda.jit(device=True)`` function or another operator
+form). Once the block aggregate is known, each thread of the first warp (ranks
+0..31) calls it with its own ``prefix_state``; the prefix that thread 0 returns
+is combined before every result of the tile (in an exclusive scan, thread 0's
+first item gets it as is). Default None.
+"""
+
+# ``prefix_state`` of block scans.
+PARAGRAPHS["prefix_state"] = """
+The callback's state, passed as its first argument: any array, typically a
+``cuda.local.array(1, dtype)`` set up before the loop over tiles. Each calling
+thread passes its own, so a thread-local array works as CUB's per-thread functor
+does (a shared or global array would be updated by each of the 32 calling
+threads). Required with ``prefix_op``; otherwise None, the default.
+"""
+
+# ``algorithm`` of block scans.
+PARAGRAPHS["block_scan_algorithm"] = """
+``"raking"`` (the default; CUB BLOCK_SCAN_RAKING): values go to shared memory,
+the first warp reduces consecutive segments of them, scans the segment totals
+with shuffles and writes each thread's prefix back. ``"raking_memoize"``
+(BLOCK_SCAN_RAKING_MEMOIZE): the same, keeping each segment in registers between
+the two passes (given ``threads=`` above 32; otherwise it is ``"raking"``).
+``"warp_scans"`` (BLOCK_SCAN_WARP_SCANS): shuffle scans within warps, then every
+thread folds the totals of the warps before its own. All combine values in rank
+order. With ``"raking"`` and at most 32 threads the scan is one warp's shuffles.
+"""
+
+# ``algorithm`` of block reductions.
+PARAGRAPHS["block_reduce_algorithm"] = """
+``"warp_reductions"`` (the default; CUB BLOCK_REDUCE_WARP_REDUCTIONS): shuffle
+reductions within warps, then thread 0 folds the warp totals in order.
+``"raking"`` (BLOCK_REDUCE_RAKING): every value goes to shared memory, the first
+warp reduces consecutive segments in rank order, then shuffles.
+``"raking_commutative_only"`` (BLOCK_REDUCE_RAKING_COMMUTATIVE_ONLY): the first
+warp keeps its own values and folds in the others' out of rank order: for
+commutative operators only. With at most 32 threads, both raking algorithms are
+one warp's shuffles (no shared memory, no barrier).
+"""
+
+# ``src`` / ``dst`` of tile loads, stores and transforms.
+PARAGRAPHS["tile_array"] = """
+A 1-D array (global, shared or local memory) starting at the tile of the calling
+group (block or logical warp), e.g. ``d_in[tile_base:]`` or ``d_out[tile_base:]``.
+Only the tile's positions (below ``valid_items`` if given) are accessed.
+"""
+
+# ``items`` of tile loads and stores.
+PARAGRAPHS["tile_items"] = """
+The thread's items array (``cuda.local.array(N, dtype)``) of the same dtype as
+the memory array, at least ``items_per_thread`` long.
+"""
+
+# ``items_per_thread`` of tile loads, stores and transforms.
+PARAGRAPHS["tile_items_per_thread"] = """
+How many items each thread moves, at least 1: the first ``items_per_thread`` of
+``items``. Default None: ``len(items)``. The transposing algorithms require it:
+it sizes their shared memory.
+"""
+
+# ``valid_items`` of tile loads, stores and transforms.
+PARAGRAPHS["tile_valid_items"] = """
+The same in every thread of the group: a partial last tile. Only tile positions
+``0 .. valid_items-1`` are accessed; nothing past them is read or written. The
+tile size or more means the whole tile; 0 or less, none. Default None: the whole
+tile, unguarded.
+"""
+
+# ``oob_default`` of tile loads.
+PARAGRAPHS["oob_default"] = """
+Only with ``valid_items``: what the items past ``valid_items`` get (converted to
+the items' dtype). Without it they keep their previous contents with
+``"direct"``, ``"striped"`` and ``"vectorize"``, and are unspecified after a
+transpose (the exchange moves them between threads, as CUB's does). Default
+None.
+"""
+
+# ``algorithm`` of block loads, stores and transforms.
+PARAGRAPHS["block_tile_algorithm"] = """
+CUB's BLOCK_LOAD_* and BLOCK_STORE_* algorithms. With ``N`` items per thread and
+``T`` threads, the thread of rank ``r`` holds:
+
+- ``"direct"``: tile items ``r*N .. r*N+N-1`` (blocked), each thread accessing
+  its own run;
+- ``"striped"``: items ``r, r+T, ..., r+(N-1)*T`` (striped, coalesced); needs
+  ``threads``;
+- ``"vectorize"``: blocked, accessed with 2- to 16-byte vector instructions when
+  the thread's items fill whole vectors and the tile is aligned to the vector
+  size (checked at run time); otherwise, and in guarded calls (``valid_items``),
+  as ``"direct"``;
+- ``"transpose"``: blocked, accessed striped (coalesced) and rearranged through
+  shared memory (``coop.block.exchange``);
+- ``"warp_transpose"``: blocked, accessed warp-striped (each warp its own
+  ``32*N`` consecutive items, coalesced) and rearranged within each warp; blocks
+  need not be a multiple of 32 threads;
+- ``"warp_transpose_timesliced"``: as ``"warp_transpose"`` through a buffer for
+  one warp's items, the warps taking turns (less shared memory, more block
+  barriers).
+
+The three transposes need ``threads`` and ``items_per_thread``.
+"""
+
+# ``items`` of exchanges.
+PARAGRAPHS["exchange_items"] = """
+The thread's items array (``cuda.local.array(items_per_thread, dtype)``; bool,
+integers, float16/32/64 or complex64/128), exactly ``items_per_thread`` long.
+"""
+
+# ``output`` of exchanges.
+PARAGRAPHS["exchange_output"] = """
+The items array receiving the thread's items in the new arrangement: the same
+dtype and length as ``items``. It may be ``items`` itself: every item is written
+to shared memory before any is read.
+"""
+
+# ``items_per_thread`` of exchanges.
+PARAGRAPHS["exchange_items_per_thread"] = """
+Required, at least 1: the length of each items array of the call (it sizes the
+shared memory).
+"""
+
+# ``ranks`` of scatters.
+PARAGRAPHS["ranks"] = """
+An items array of integers, exactly ``items_per_thread`` long: ``ranks[i]`` is
+the tile position that the thread's item ``i`` goes to.
+"""
+
+# ``warp_time_slicing`` of block exchanges.
+PARAGRAPHS["warp_time_slicing"] = """
+True (CUB's WARP_TIME_SLICING): exchange through a buffer for one warp's items,
+``min(threads, 32) * items_per_thread`` values, instead of the whole tile, the
+warps taking turns: less shared memory, more block barriers. A tile over 48 KiB
+(the static shared memory of a kernel) needs it, or ``temp_storage``.
+"""
+
+# ``items`` of thread primitives.
+PARAGRAPHS["thread_items"] = """
+The thread's items array, ``cuda.local.array(N, dtype)`` with ``N >= 1``. With a
+constant ``N`` the loop unrolls fully and the items stay in registers.
+"""
+
+# ``output`` of thread scans.
+PARAGRAPHS["thread_output"] = """
+An items array of the same dtype, at least as long as ``items``, receiving the
+results; it may be ``items`` itself (in place).
+"""
+
+# ``threads=`` where it is optional and sizes a scratch (block reductions, scans, shuffles).
+PARAGRAPHS["threads_optional"] = """
+Default None: the block shape is read at run time and the scratch is sized for
+1024 threads. Given, the scratch is sized exactly and loops over warps unroll.
+"""
+
+# Barriers of reduce and sum (after block_barriers).
+PARAGRAPHS["block_reduce_barriers"] = """
+Here: two ``cuda.syncthreads()``, three with ``temp_storage``; none with a
+raking algorithm in a block of at most 32 threads. Shared memory:
+``"warp_reductions"`` one value per warp plus one; the raking algorithms a
+padded grid of ``threads + 33`` values.
+"""
+
+# Barriers of all_reduce and all_sum (after block_barriers).
+PARAGRAPHS["block_all_reduce_barriers"] = """
+Here: two ``cuda.syncthreads()``, three with ``temp_storage``; one with a raking
+algorithm in a block of at most 32 threads. Shared memory: ``"warp_reductions"``
+one value per warp plus one; the raking algorithms a padded grid of
+``threads + 33`` values.
+"""
+
+# ``threads`` of warp exchanges.
+PARAGRAPHS["warp_exchange_threads"] = """
+Required: the block's thread count, 1 to 1024 and a multiple of ``width`` (every
+logical warp complete). The shared buffer holds a slice for each logical warp of
+the block; over 48 KiB (the static shared memory of a kernel) it is rejected at
+compile time: then pass ``temp_storage``.
+"""
+
+# Barriers of warp exchanges.
+PARAGRAPHS["warp_exchange_barriers"] = """
+``cuda.syncwarp`` over the logical warp's lanes before writing its slice of
+shared memory (earlier calls' reads of it are done) and between writing and
+reading; never the block's barrier. Consecutive warp exchanges need nothing
+between them. Shared memory: ``threads // width`` slices of
+``width * items_per_thread + 1`` values, plus CUB's bank-conflict padding when
+``items_per_thread`` is a power of two above 4.
+"""
+
+# ``threads`` of warp loads and stores.
+PARAGRAPHS["warp_tile_threads"] = """
+The block's thread count, 1 to 1024 and a multiple of ``width``. Required by
+``"transpose"``, whose shared memory holds a slice for every logical warp of the
+block; unused by the other algorithms. Default None.
+"""
+
+# Barriers of warp loads and stores.
+PARAGRAPHS["warp_tile_barriers"] = """
+``"direct"``, ``"striped"`` and ``"vectorize"``: none, and no shared memory.
+``"transpose"``: ``cuda.syncwarp`` over the logical warp before writing its
+slice of shared memory and between writing and reading; never the block's
+barrier.
+"""
+
+# Barriers of block scans (after block_barriers).
+PARAGRAPHS["block_scan_barriers"] = """
+Here: two ``cuda.syncthreads()`` (none with ``"raking"`` or ``"raking_memoize"``
+in a block of at most 32 threads), one more with ``prefix_op``, and one more
+first with ``temp_storage``. Shared memory: ``"raking"`` and
+``"raking_memoize"`` a padded grid of ``threads + 34`` values; ``"warp_scans"``
+one value per warp plus one.
+"""
+
+# ``threads`` of block loads, stores and transforms.
+PARAGRAPHS["tile_threads"] = """
+Optional for ``"direct"`` and ``"vectorize"`` (default None: unused there);
+required by ``"striped"`` (the stride) and by the transposes (it sizes their
+shared memory).
+"""
+
+# Barriers of block loads, stores and transforms.
+PARAGRAPHS["block_tile_barriers"] = """
+``"direct"``, ``"striped"`` and ``"vectorize"``: no barrier and no shared
+memory. Each transposing load or store: ``"transpose"``, two
+``cuda.syncthreads()`` (before writing its shared buffer, and between writing
+and reading); ``"warp_transpose"``, two ``cuda.syncwarp`` over each warp (the
+first a ``cuda.syncthreads()`` when the buffer is a ``temp_storage``);
+``"warp_transpose_timesliced"``, a ``cuda.syncthreads()`` and a
+``cuda.syncwarp`` per warp of the block. Their shared memory:
+``threads * items_per_thread`` values (``"warp_transpose_timesliced"``:
+``min(threads, 32) * items_per_thread``), plus CUB's bank-conflict padding when
+``items_per_thread`` is a power of two above 4.
+"""
+
+# Barriers of the block exchanges that move items between warps (after block_barriers).
+PARAGRAPHS["block_exchange_barriers"] = """
+Here: ``cuda.syncthreads()`` before writing to shared memory (earlier calls' reads
+are done) and between writing and reading; with ``warp_time_slicing=True``, these
+two for each warp of the block. Shared memory: ``threads * items_per_thread``
+values (``min(threads, 32) * items_per_thread`` with ``warp_time_slicing``), plus
+CUB's bank-conflict padding when ``items_per_thread`` is a power of two above 4.
+"""
+
+# Barriers of the block exchanges within warps (after block_barriers).
+PARAGRAPHS["block_warp_exchange_barriers"] = """
+Here items move only within warps: ``cuda.syncwarp`` over the warp's lanes before
+writing to shared memory and between writing and reading (a ``cuda.syncthreads()``
+instead of the first with ``temp_storage``: other primitives may have read that
+array). With ``warp_time_slicing=True``, a ``cuda.syncthreads()`` and a
+``cuda.syncwarp`` for each warp of the block. Shared memory: ``threads *
+items_per_thread`` values (``min(threads, 32) * items_per_thread`` with
+``warp_time_slicing``), plus CUB's bank-conflict padding when
+``items_per_thread`` is a power of two above 4.
+"""
+
+# ``threads`` of block exchanges (after threads).
+PARAGRAPHS["exchange_threads"] = """
+Required: with ``items_per_thread`` it sizes the shared memory.
+"""
+
+# ``temp_storage`` size of block exchanges (after temp_storage).
+PARAGRAPHS["exchange_temp_storage_bytes"] = """
+Size: ``<this function>.temp_storage_bytes(dtype, threads, items_per_thread,
+warp_time_slicing=False)``, the same for the eight block exchanges.
+"""
+
+# Barriers of block shuffles (after block_barriers).
+PARAGRAPHS["block_shuffle_barriers"] = """
+Here: two ``cuda.syncthreads()``, before writing the scratch (earlier calls' reads
+of it are done) and after (every value is written). Shared memory: one value per
+thread.
+"""
+
+# ``threads`` and ``temp_storage`` of block shuffles.
+PARAGRAPHS["shuffle_threads"] = """
+Default None: the block shape is read at run time and the scratch is sized for
+1024 threads; given, it is sized exactly.
+"""
+
+PARAGRAPHS["shuffle_temp_storage_bytes"] = """
+Size: ``<this function>.temp_storage_bytes(dtype, threads)`` (one value per
+thread; ``threads`` is required there), the same for the four shuffles.
+"""
+
+# ``a, b`` and Returns of the arithmetic and bitwise operators.
+PARAGRAPHS["operator_arguments"] = """
+The two operands, of the types the operation takes (Numba's rules); for ``a`` and
+``b`` of the value type being reduced or scanned when passed to a primitive.
+"""
+
+PARAGRAPHS["operator_result"] = """
+The result, of the type Numba gives the operation (``int32 + int32`` is int64). A
+primitive that calls it converts the result back to its values' type.
+"""

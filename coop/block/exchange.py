@@ -259,18 +259,53 @@ def striped_to_blocked(items, output, threads=None, items_per_thread=None, warp_
                        temp_storage=None):
     """Transpose the block's items from striped to blocked arrangement
     (CUB BlockExchange::StripedToBlocked): where thread ``r``'s ``items`` held tile
-    items ``r, T+r, 2T+r, ...``, its ``output`` gets items ``r*N .. r*N+N-1``.
+    items ``r, T+r, 2T+r, ...``, its ``output`` gets items ``r*N .. r*N+N-1``
+    (``T`` threads, ``N`` items per thread).
 
-    Barriers: ``cuda.syncthreads()`` before writing to shared memory (earlier calls'
-    reads are done) and between writing and reading; with ``warp_time_slicing=True``,
-    these two for each warp of the block.
+    Parameters
+    ----------
+    items : items array
+        {exchange_items}
+    output : items array
+        {exchange_output}
+    threads : int or tuple of int, compile-time constant
+        {threads}
+        {exchange_threads}
+    items_per_thread : int, compile-time constant
+        {exchange_items_per_thread}
+    warp_time_slicing : bool, compile-time constant, default False
+        {warp_time_slicing}
+    temp_storage : shared array, optional
+        {temp_storage}
+        {exchange_temp_storage_bytes}
 
-    Example::
+    Returns
+    -------
+    None
+        ``output`` holds the thread's items in the new arrangement.
 
-        THREADS, ITEMS = 128, 4
+    Barriers
+    --------
+    {block_barriers}
+
+    {block_exchange_barriers}
+
+    Notes
+    -----
+    {collective}
+
+    Example
+    -------
+    A striped (coalesced) load, then each thread writes its blocked items::
+
+        import numpy as np
+        import coop
+        from numba import cuda
+
+        THREADS, ITEMS = 64, 4
 
         @cuda.jit
-        def k(d_in, d_out):
+        def copy_tiles(d_in, d_out):
             r, base = cuda.threadIdx.x, cuda.blockIdx.x * THREADS * ITEMS
             items = cuda.local.array(ITEMS, np.int32)
             for i in range(ITEMS):                  # a coalesced, striped load
@@ -278,6 +313,11 @@ def striped_to_blocked(items, output, threads=None, items_per_thread=None, warp_
             coop.block.exchange.striped_to_blocked(items, items, threads=THREADS, items_per_thread=ITEMS)
             for i in range(ITEMS):                  # thread r holds items r*4 .. r*4+3
                 d_out[base + r * ITEMS + i] = items[i]
+
+        x = np.arange(2 * THREADS * ITEMS, dtype=np.int32)
+        out = np.zeros_like(x)
+        copy_tiles[2, THREADS](x, out)
+        assert (out == x).all()
     """
     return _structured(
         "coop.block.exchange.striped_to_blocked", "striped_to_blocked",
@@ -290,26 +330,66 @@ def blocked_to_striped(items, output, threads=None, items_per_thread=None, warp_
                        temp_storage=None):
     """Transpose the block's items from blocked to striped arrangement
     (CUB BlockExchange::BlockedToStriped): where thread ``r``'s ``items`` held tile
-    items ``r*N .. r*N+N-1``, its ``output`` gets items ``r, T+r, 2T+r, ...``.
+    items ``r*N .. r*N+N-1``, its ``output`` gets items ``r, T+r, 2T+r, ...``
+    (``T`` threads, ``N`` items per thread).
 
-    Barriers: ``cuda.syncthreads()`` before writing to shared memory (earlier calls'
-    reads are done) and between writing and reading; with ``warp_time_slicing=True``,
-    these two for each warp of the block.
+    Parameters
+    ----------
+    items : items array
+        {exchange_items}
+    output : items array
+        {exchange_output}
+    threads : int or tuple of int, compile-time constant
+        {threads}
+        {exchange_threads}
+    items_per_thread : int, compile-time constant
+        {exchange_items_per_thread}
+    warp_time_slicing : bool, compile-time constant, default False
+        {warp_time_slicing}
+    temp_storage : shared array, optional
+        {temp_storage}
+        {exchange_temp_storage_bytes}
 
-    Example::
+    Returns
+    -------
+    None
+        ``output`` holds the thread's items in the new arrangement.
 
-        THREADS, ITEMS = 128, 4
+    Barriers
+    --------
+    {block_barriers}
+
+    {block_exchange_barriers}
+
+    Notes
+    -----
+    {collective}
+
+    Example
+    -------
+    A scan of each block's blocked tile, stored coalesced::
+
+        import numpy as np
+        import coop
+        from numba import cuda
+
+        THREADS, ITEMS = 64, 4
 
         @cuda.jit
-        def k(d_in, d_out):
+        def scan_tiles(d_in, d_out):
             r, base = cuda.threadIdx.x, cuda.blockIdx.x * THREADS * ITEMS
             items = cuda.local.array(ITEMS, np.int32)
             for i in range(ITEMS):
                 items[i] = d_in[base + r * ITEMS + i]
-            coop.block.inclusive_sum(items, items)  # a scan of the blocked tile ...
+            coop.block.inclusive_sum(items, items)
             coop.block.exchange.blocked_to_striped(items, items, threads=THREADS, items_per_thread=ITEMS)
-            for i in range(ITEMS):                  # ... stored coalesced
+            for i in range(ITEMS):                  # a coalesced store
                 d_out[base + i * THREADS + r] = items[i]
+
+        x = np.random.default_rng(28).integers(-100, 100, 2 * THREADS * ITEMS).astype(np.int32)
+        out = np.zeros_like(x)
+        scan_tiles[2, THREADS](x, out)
+        assert (out == np.cumsum(x.reshape(2, -1), axis=1).ravel()).all()
     """
     return _structured(
         "coop.block.exchange.blocked_to_striped", "blocked_to_striped",
@@ -324,20 +404,52 @@ def warp_striped_to_blocked(items, output, threads=None, items_per_thread=None, 
     (CUB BlockExchange::WarpStripedToBlocked): where lane ``l`` of warp ``w`` held tile
     items ``32*w*N + l, 32*w*N + 32 + l, ...`` (stride ``L`` in a last warp of
     ``L < 32`` lanes, see the module docstring), thread ``r``'s ``output`` gets items
-    ``r*N .. r*N+N-1``.
+    ``r*N .. r*N+N-1`` (``N`` items per thread).
 
-    Barriers: items move only within warps: ``cuda.syncwarp`` over the warp's lanes
-    before writing to shared memory and between writing and reading
-    (``cuda.syncthreads()`` instead of the first when ``temp_storage`` is given: other
-    primitives may have read that array). With ``warp_time_slicing=True``, a
-    ``cuda.syncthreads()`` and a ``cuda.syncwarp`` for each warp of the block.
+    Parameters
+    ----------
+    items : items array
+        {exchange_items}
+    output : items array
+        {exchange_output}
+    threads : int or tuple of int, compile-time constant
+        {threads}
+        {exchange_threads}
+    items_per_thread : int, compile-time constant
+        {exchange_items_per_thread}
+    warp_time_slicing : bool, compile-time constant, default False
+        {warp_time_slicing}
+    temp_storage : shared array, optional
+        {temp_storage}
+        {exchange_temp_storage_bytes}
 
-    Example::
+    Returns
+    -------
+    None
+        ``output`` holds the thread's items in the new arrangement.
 
-        THREADS, ITEMS = 128, 4
+    Barriers
+    --------
+    {block_barriers}
+
+    {block_warp_exchange_barriers}
+
+    Notes
+    -----
+    {collective}
+
+    Example
+    -------
+    A warp-striped (coalesced) load, then each thread writes its blocked items::
+
+        import numpy as np
+        import coop
+        from numba import cuda
+
+        THREADS, ITEMS = 64, 4
 
         @cuda.jit
-        def k(d_in, d_out):
+        def copy_tiles(d_in, d_out):
             r, base = cuda.threadIdx.x, cuda.blockIdx.x * THREADS * ITEMS
             warp_base = base + (r // 32) * 32 * ITEMS
             items = cuda.local.array(ITEMS, np.float32)
@@ -346,6 +458,11 @@ def warp_striped_to_blocked(items, output, threads=None, items_per_thread=None, 
             coop.block.exchange.warp_striped_to_blocked(items, items, threads=THREADS, items_per_thread=ITEMS)
             for i in range(ITEMS):
                 d_out[base + r * ITEMS + i] = items[i]
+
+        x = np.arange(2 * THREADS * ITEMS, dtype=np.float32)
+        out = np.zeros_like(x)
+        copy_tiles[2, THREADS](x, out)
+        assert (out == x).all()
     """
     return _structured(
         "coop.block.exchange.warp_striped_to_blocked", "warp_striped_to_blocked",
@@ -360,20 +477,52 @@ def blocked_to_warp_striped(items, output, threads=None, items_per_thread=None, 
     (CUB BlockExchange::BlockedToWarpStriped): where thread ``r``'s ``items`` held tile
     items ``r*N .. r*N+N-1``, lane ``l`` of warp ``w`` gets in ``output`` items
     ``32*w*N + l, 32*w*N + 32 + l, ...`` (stride ``L`` in a last warp of ``L < 32``
-    lanes, see the module docstring).
+    lanes, see the module docstring; ``N`` items per thread).
 
-    Barriers: items move only within warps: ``cuda.syncwarp`` over the warp's lanes
-    before writing to shared memory and between writing and reading
-    (``cuda.syncthreads()`` instead of the first when ``temp_storage`` is given: other
-    primitives may have read that array). With ``warp_time_slicing=True``, a
-    ``cuda.syncthreads()`` and a ``cuda.syncwarp`` for each warp of the block.
+    Parameters
+    ----------
+    items : items array
+        {exchange_items}
+    output : items array
+        {exchange_output}
+    threads : int or tuple of int, compile-time constant
+        {threads}
+        {exchange_threads}
+    items_per_thread : int, compile-time constant
+        {exchange_items_per_thread}
+    warp_time_slicing : bool, compile-time constant, default False
+        {warp_time_slicing}
+    temp_storage : shared array, optional
+        {temp_storage}
+        {exchange_temp_storage_bytes}
 
-    Example::
+    Returns
+    -------
+    None
+        ``output`` holds the thread's items in the new arrangement.
 
-        THREADS, ITEMS = 128, 4
+    Barriers
+    --------
+    {block_barriers}
+
+    {block_warp_exchange_barriers}
+
+    Notes
+    -----
+    {collective}
+
+    Example
+    -------
+    Blocked items stored warp-striped (coalesced)::
+
+        import numpy as np
+        import coop
+        from numba import cuda
+
+        THREADS, ITEMS = 64, 4
 
         @cuda.jit
-        def k(d_in, d_out):
+        def copy_tiles(d_in, d_out):
             r, base = cuda.threadIdx.x, cuda.blockIdx.x * THREADS * ITEMS
             items = cuda.local.array(ITEMS, np.float32)
             for i in range(ITEMS):
@@ -382,6 +531,11 @@ def blocked_to_warp_striped(items, output, threads=None, items_per_thread=None, 
             warp_base = base + (r // 32) * 32 * ITEMS
             for i in range(ITEMS):                  # a coalesced, warp-striped store
                 d_out[warp_base + i * 32 + r % 32] = items[i]
+
+        x = np.arange(2 * THREADS * ITEMS, dtype=np.float32)
+        out = np.zeros_like(x)
+        copy_tiles[2, THREADS](x, out)
+        assert (out == x).all()
     """
     return _structured(
         "coop.block.exchange.blocked_to_warp_striped", "blocked_to_warp_striped",
@@ -393,31 +547,72 @@ def blocked_to_warp_striped(items, output, threads=None, items_per_thread=None, 
 def scatter_to_blocked(items, output, ranks, threads=None, items_per_thread=None, warp_time_slicing=False,
                        temp_storage=None):
     """Scatter ranked items to blocked arrangement (CUB BlockExchange::ScatterToBlocked):
-    item ``i`` of every thread goes to tile position ``ranks[i]`` (``ranks``: an items
-    array of integers), and thread ``r``'s ``output`` gets tile items
-    ``r*N .. r*N+N-1``. The ranks of the block must be a permutation of
-    ``0 .. T*N-1``: a rank outside the tile writes outside the scratch (see
-    ``scatter_to_striped_guarded``).
+    item ``i`` of every thread goes to tile position ``ranks[i]``, and thread ``r``'s
+    ``output`` gets tile items ``r*N .. r*N+N-1`` (``N`` items per thread).
 
-    Barriers: ``cuda.syncthreads()`` before writing to shared memory (earlier calls'
-    reads are done) and between writing and reading; with ``warp_time_slicing=True``,
-    these two for each warp of the block.
+    Parameters
+    ----------
+    items : items array
+        {exchange_items}
+    output : items array
+        {exchange_output}
+    ranks : items array of integers
+        {ranks}
+        The block's ranks must be a permutation of ``0 .. T*N-1`` (``T`` threads): a
+        rank outside the tile writes outside the shared buffer (see
+        ``scatter_to_striped_guarded``).
+    threads : int or tuple of int, compile-time constant
+        {threads}
+        {exchange_threads}
+    items_per_thread : int, compile-time constant
+        {exchange_items_per_thread}
+    warp_time_slicing : bool, compile-time constant, default False
+        {warp_time_slicing}
+    temp_storage : shared array, optional
+        {temp_storage}
+        {exchange_temp_storage_bytes}
 
-    Example::
+    Returns
+    -------
+    None
+        ``output`` holds the thread's items in the new arrangement.
 
-        THREADS, ITEMS = 128, 4
+    Barriers
+    --------
+    {block_barriers}
+
+    {block_exchange_barriers}
+
+    Notes
+    -----
+    {collective}
+
+    Example
+    -------
+    Each block's tile reversed::
+
+        import numpy as np
+        import coop
+        from numba import cuda
+
+        THREADS, ITEMS = 64, 4
 
         @cuda.jit
-        def k(d_in, d_out):
+        def reverse_tiles(d_in, d_out):
             r, base = cuda.threadIdx.x, cuda.blockIdx.x * THREADS * ITEMS
             items = cuda.local.array(ITEMS, np.int64)
             ranks = cuda.local.array(ITEMS, np.int32)
-            for i in range(ITEMS):                  # reverse the tile
+            for i in range(ITEMS):
                 items[i] = d_in[base + r * ITEMS + i]
                 ranks[i] = THREADS * ITEMS - 1 - (r * ITEMS + i)
             coop.block.exchange.scatter_to_blocked(items, items, ranks, threads=THREADS, items_per_thread=ITEMS)
             for i in range(ITEMS):
                 d_out[base + r * ITEMS + i] = items[i]
+
+        x = np.arange(2 * THREADS * ITEMS, dtype=np.int64)
+        out = np.zeros_like(x)
+        reverse_tiles[2, THREADS](x, out)
+        assert (out.reshape(2, -1) == x.reshape(2, -1)[:, ::-1]).all()
     """
     return _scatter(
         "coop.block.exchange.scatter_to_blocked", "scatter_to_blocked",
@@ -430,28 +625,71 @@ def scatter_to_striped(items, output, ranks, threads=None, items_per_thread=None
                        temp_storage=None):
     """Scatter ranked items to striped arrangement (CUB BlockExchange::ScatterToStriped):
     item ``i`` of every thread goes to tile position ``ranks[i]``, and thread ``r``'s
-    ``output`` gets tile items ``r, T+r, 2T+r, ...``. The ranks of the block must be a
-    permutation of ``0 .. T*N-1`` (see ``scatter_to_striped_guarded``).
+    ``output`` gets tile items ``r, T+r, 2T+r, ...`` (``T`` threads).
 
-    Barriers: ``cuda.syncthreads()`` before writing to shared memory (earlier calls'
-    reads are done) and between writing and reading; with ``warp_time_slicing=True``,
-    these two for each warp of the block.
+    Parameters
+    ----------
+    items : items array
+        {exchange_items}
+    output : items array
+        {exchange_output}
+    ranks : items array of integers
+        {ranks}
+        The block's ranks must be a permutation of ``0 .. T*N-1`` (``N`` items per
+        thread): a rank outside the tile writes outside the shared buffer (see
+        ``scatter_to_striped_guarded``).
+    threads : int or tuple of int, compile-time constant
+        {threads}
+        {exchange_threads}
+    items_per_thread : int, compile-time constant
+        {exchange_items_per_thread}
+    warp_time_slicing : bool, compile-time constant, default False
+        {warp_time_slicing}
+    temp_storage : shared array, optional
+        {temp_storage}
+        {exchange_temp_storage_bytes}
 
-    Example::
+    Returns
+    -------
+    None
+        ``output`` holds the thread's items in the new arrangement.
 
-        THREADS, ITEMS = 128, 4
+    Barriers
+    --------
+    {block_barriers}
+
+    {block_exchange_barriers}
+
+    Notes
+    -----
+    {collective}
+
+    Example
+    -------
+    Each block's tile reversed, and stored coalesced::
+
+        import numpy as np
+        import coop
+        from numba import cuda
+
+        THREADS, ITEMS = 64, 4
 
         @cuda.jit
-        def k(d_in, d_out):
+        def reverse_tiles(d_in, d_out):
             r, base = cuda.threadIdx.x, cuda.blockIdx.x * THREADS * ITEMS
             items = cuda.local.array(ITEMS, np.int64)
             ranks = cuda.local.array(ITEMS, np.int32)
-            for i in range(ITEMS):                  # reverse the tile ...
+            for i in range(ITEMS):
                 items[i] = d_in[base + r * ITEMS + i]
                 ranks[i] = THREADS * ITEMS - 1 - (r * ITEMS + i)
             coop.block.exchange.scatter_to_striped(items, items, ranks, threads=THREADS, items_per_thread=ITEMS)
-            for i in range(ITEMS):                  # ... and store it coalesced
+            for i in range(ITEMS):                  # a coalesced store
                 d_out[base + i * THREADS + r] = items[i]
+
+        x = np.arange(2 * THREADS * ITEMS, dtype=np.int64)
+        out = np.zeros_like(x)
+        reverse_tiles[2, THREADS](x, out)
+        assert (out.reshape(2, -1) == x.reshape(2, -1)[:, ::-1]).all()
     """
     return _scatter(
         "coop.block.exchange.scatter_to_striped", "scatter_to_striped",
@@ -462,21 +700,61 @@ def scatter_to_striped(items, output, ranks, threads=None, items_per_thread=None
 @primitive("coop.block.exchange.scatter_to_striped_guarded", temp_storage_bytes, group="block")
 def scatter_to_striped_guarded(items, output, ranks, threads=None, items_per_thread=None,
                                warp_time_slicing=False, temp_storage=None):
-    """As ``scatter_to_striped``, dropping the items whose rank is outside the tile:
-    negative (as CUB's ScatterToStripedGuarded) or not below
-    ``threads * items_per_thread`` (which CUB would write out of bounds). Output items whose tile position received no item
-    are unspecified.
+    """Scatter ranked items to striped arrangement, dropping the items whose rank is
+    outside the tile (CUB BlockExchange::ScatterToStripedGuarded): as
+    ``scatter_to_striped``, but an item with a negative rank (as in CUB) or a rank of
+    ``threads * items_per_thread`` or more (which CUB would write out of bounds) is not
+    written.
 
-    Barriers: ``cuda.syncthreads()`` before writing to shared memory (earlier calls'
-    reads are done) and between writing and reading; with ``warp_time_slicing=True``,
-    these two for each warp of the block.
+    Parameters
+    ----------
+    items : items array
+        {exchange_items}
+    output : items array
+        {exchange_output}
+    ranks : items array of integers
+        {ranks}
+        Ranks inside the tile must be distinct; those outside it drop their item.
+    threads : int or tuple of int, compile-time constant
+        {threads}
+        {exchange_threads}
+    items_per_thread : int, compile-time constant
+        {exchange_items_per_thread}
+    warp_time_slicing : bool, compile-time constant, default False
+        {warp_time_slicing}
+    temp_storage : shared array, optional
+        {temp_storage}
+        {exchange_temp_storage_bytes}
 
-    Example::
+    Returns
+    -------
+    None
+        ``output`` holds the thread's items in the new arrangement; those at tile
+        positions that received no item are unspecified.
 
-        THREADS, ITEMS = 128, 4
+    Barriers
+    --------
+    {block_barriers}
+
+    {block_exchange_barriers}
+
+    Notes
+    -----
+    {collective}
+
+    Example
+    -------
+    Stream compaction: each block's positive items, in order, to the front of its tile
+    of ``out`` (the others get rank -1)::
+
+        import numpy as np
+        import coop
+        from numba import cuda
+
+        THREADS, ITEMS = 64, 4
 
         @cuda.jit
-        def k(d_in, d_out, counts):   # the positive items, in order, to the tile's front
+        def compact(d_in, d_out, counts):
             r, base = cuda.threadIdx.x, cuda.blockIdx.x * THREADS * ITEMS
             items = cuda.local.array(ITEMS, np.int32)
             ranks = cuda.local.array(ITEMS, np.int32)
@@ -495,6 +773,14 @@ def scatter_to_striped_guarded(items, output, ranks, threads=None, items_per_thr
                     d_out[base + i * THREADS + r] = items[i]
             if r == 0:
                 counts[cuda.blockIdx.x] = kept
+
+        x = np.random.default_rng(29).integers(-100, 100, 2 * THREADS * ITEMS).astype(np.int32)
+        out, counts = np.zeros_like(x), np.zeros(2, np.int32)
+        compact[2, THREADS](x, out, counts)
+        for b, tile in enumerate(x.reshape(2, -1)):
+            kept = tile[tile > 0]
+            start = b * THREADS * ITEMS
+            assert counts[b] == len(kept) and (out[start : start + len(kept)] == kept).all()
     """
     return _scatter(
         "coop.block.exchange.scatter_to_striped_guarded", "scatter_to_striped_guarded",
@@ -505,21 +791,63 @@ def scatter_to_striped_guarded(items, output, ranks, threads=None, items_per_thr
 @primitive("coop.block.exchange.scatter_to_striped_flagged", temp_storage_bytes, group="block")
 def scatter_to_striped_flagged(items, output, ranks, is_valid, threads=None, items_per_thread=None,
                                warp_time_slicing=False, temp_storage=None):
-    """As ``scatter_to_striped``, writing only the items whose flag in ``is_valid`` (an
-    items array of bools) is set (CUB BlockExchange::ScatterToStripedFlagged). The
-    ranks of valid items must lie in the tile; output items whose tile position
-    received no item are unspecified.
+    """Scatter the flagged items to striped arrangement (CUB
+    BlockExchange::ScatterToStripedFlagged): as ``scatter_to_striped``, but only the
+    items whose ``is_valid`` flag is set are written.
 
-    Barriers: ``cuda.syncthreads()`` before writing to shared memory (earlier calls'
-    reads are done) and between writing and reading; with ``warp_time_slicing=True``,
-    these two for each warp of the block.
+    Parameters
+    ----------
+    items : items array
+        {exchange_items}
+    output : items array
+        {exchange_output}
+    ranks : items array of integers
+        {ranks}
+        The ranks of valid items must be distinct positions of the tile; the others
+        are not used.
+    is_valid : items array of bools
+        Bools (or integers, nonzero meaning set), exactly ``items_per_thread`` long:
+        item ``i`` is written only if ``is_valid[i]``.
+    threads : int or tuple of int, compile-time constant
+        {threads}
+        {exchange_threads}
+    items_per_thread : int, compile-time constant
+        {exchange_items_per_thread}
+    warp_time_slicing : bool, compile-time constant, default False
+        {warp_time_slicing}
+    temp_storage : shared array, optional
+        {temp_storage}
+        {exchange_temp_storage_bytes}
 
-    Example::
+    Returns
+    -------
+    None
+        ``output`` holds the thread's items in the new arrangement; those at tile
+        positions that received no item are unspecified.
 
-        THREADS, ITEMS = 128, 4
+    Barriers
+    --------
+    {block_barriers}
+
+    {block_exchange_barriers}
+
+    Notes
+    -----
+    {collective}
+
+    Example
+    -------
+    Stream compaction: each block's positive items, in order, to the front of its tile
+    of ``out``::
+
+        import numpy as np
+        import coop
+        from numba import cuda
+
+        THREADS, ITEMS = 64, 4
 
         @cuda.jit
-        def k(d_in, d_out, counts):   # the positive items, in order, to the tile's front
+        def compact(d_in, d_out, counts):
             r, base = cuda.threadIdx.x, cuda.blockIdx.x * THREADS * ITEMS
             items = cuda.local.array(ITEMS, np.int32)
             ranks = cuda.local.array(ITEMS, np.int32)
@@ -537,6 +865,14 @@ def scatter_to_striped_flagged(items, output, ranks, is_valid, threads=None, ite
                     d_out[base + i * THREADS + r] = items[i]
             if r == 0:
                 counts[cuda.blockIdx.x] = kept
+
+        x = np.random.default_rng(30).integers(-100, 100, 2 * THREADS * ITEMS).astype(np.int32)
+        out, counts = np.zeros_like(x), np.zeros(2, np.int32)
+        compact[2, THREADS](x, out, counts)
+        for b, tile in enumerate(x.reshape(2, -1)):
+            kept = tile[tile > 0]
+            start = b * THREADS * ITEMS
+            assert counts[b] == len(kept) and (out[start : start + len(kept)] == kept).all()
     """
     return _scatter_flagged(
         "coop.block.exchange.scatter_to_striped_flagged", "scatter_to_striped_flagged",

@@ -40,7 +40,8 @@ exchange's buffer, ``threads * items_per_thread`` items plus CUB's bank padding)
 synchronise as ``coop.block.exchange`` does: consecutive calls need no barrier between
 them. ``temp_storage=`` shares one scratch array between primitives (size it with
 ``coop.block.load.temp_storage_bytes(dtype, threads, items_per_thread,
-algorithm=...)``; 0 for the algorithms without shared memory).
+algorithm=...)``; 0 for the algorithms without shared memory). Each function's
+docstring details its parameters and has a complete example.
 
 Extension point: ``ALGORITHMS`` maps the names accepted by ``algorithm=`` to
 ``coop.warp.load_store.TileAlgorithm``s: the memory access, the arrangement the caller
@@ -178,29 +179,50 @@ def load(src, items, threads=None, items_per_thread=None, algorithm="direct", va
     """Load the block's tile from ``src`` into every thread's ``items`` (CUB
     BlockLoad::Load).
 
-    ``src``: the array from the block's tile onwards (``d_in[block_base:]``). Thread of
-    rank ``r`` gets, with ``N = len(items)`` (or ``items_per_thread``) and ``T`` threads:
-    ``"direct"`` and ``"vectorize"``: tile items ``r*N .. r*N+N-1`` (blocked);
-    ``"striped"``: items ``r, r+T, ..., r+(N-1)*T`` (needs ``threads=T``, a constant).
-    ``"vectorize"`` uses 2- to 16-byte vector loads when the thread's items fill whole
-    vectors and ``src`` is aligned to the vector size (checked at run time), else loads
-    each item, as does any guarded call. ``"transpose"``, ``"warp_transpose"``,
-    ``"warp_transpose_timesliced"``: blocked items read with coalesced (striped or
-    warp-striped) accesses and exchanged through shared memory; they need ``threads``
-    and ``items_per_thread`` (constants), every thread of the block must call them, and
-    they synchronise themselves (``"warp_transpose"`` with its own buffer only each
-    warp; with ``temp_storage`` the block).
+    Parameters
+    ----------
+    src : array
+        {tile_array}
+    items : items array
+        {tile_items}
+    threads : int or tuple of int, compile-time constant, optional
+        {threads}
+        {tile_threads}
+    items_per_thread : int, compile-time constant, optional
+        {tile_items_per_thread}
+    algorithm : str, compile-time constant, default "direct"
+        {block_tile_algorithm}
+    valid_items : int, run time, optional
+        {tile_valid_items}
+    oob_default : value, run time, optional
+        {oob_default}
+    temp_storage : shared array, optional
+        {temp_storage}
+        Only the transposes use it (the other algorithms leave it alone); size:
+        ``coop.block.load.temp_storage_bytes(dtype, threads, items_per_thread,
+        algorithm=...)`` (0 for ``"direct"``, ``"striped"`` and ``"vectorize"``).
 
-    ``valid_items`` (the same in every thread): only tile items ``0 .. valid_items-1``
-    are read; items past them get ``oob_default`` if given, else keep their value
-    ("direct", "striped", "vectorize") or are unspecified (the transposes). "direct",
-    "striped" and "vectorize" use no shared memory and no barrier.
+    Returns
+    -------
+    None
+        ``items`` holds the thread's items, in the algorithm's arrangement.
 
-    Example (the last tile is partial: items past ``n`` read as 0)::
+    Barriers
+    --------
+    {block_tile_barriers}
+
+    Notes
+    -----
+    {collective}
+
+    Example
+    -------
+    Tiles of 512 items read striped (coalesced), the last one partial (items past ``n``
+    read as 0), and stored back incremented::
 
         import numpy as np
-        from numba import cuda
         import coop
+        from numba import cuda
 
         THREADS, ITEMS = 128, 4
 
@@ -237,17 +259,51 @@ def store(dst, items, threads=None, items_per_thread=None, algorithm="direct", v
           temp_storage=None):
     """Store every thread's ``items`` into the block's tile of ``dst`` (CUB
     BlockStore::Store), in the arrangement ``coop.block.load`` reads with the same
-    ``algorithm``: ``"direct"`` / ``"vectorize"`` (thread ``r`` writes tile items
-    ``r*N .. r*N+N-1``; ``"vectorize"`` with vector stores when aligned),
-    ``"striped"`` (item ``i`` of thread ``r`` to ``i*T + r``; needs ``threads=T``), or
-    one of the transposes (blocked items, rearranged in place through shared memory and
-    written striped or warp-striped; need ``threads`` and ``items_per_thread``).
+    ``algorithm``. The transposes first rearrange ``items`` in place through shared
+    memory (as CUB's BlockStore does): after the call it holds the striped or
+    warp-striped arrangement.
 
-    ``valid_items``: only tile items ``0 .. valid_items-1`` are written; nothing past
-    them is touched. "direct", "striped" and "vectorize" use no shared memory and no
-    barrier.
+    Parameters
+    ----------
+    dst : array
+        {tile_array}
+    items : items array
+        {tile_items}
+    threads : int or tuple of int, compile-time constant, optional
+        {threads}
+        {tile_threads}
+    items_per_thread : int, compile-time constant, optional
+        {tile_items_per_thread}
+    algorithm : str, compile-time constant, default "direct"
+        {block_tile_algorithm}
+    valid_items : int, run time, optional
+        {tile_valid_items}
+    temp_storage : shared array, optional
+        {temp_storage}
+        Only the transposes use it (the other algorithms leave it alone); size:
+        ``coop.block.store.temp_storage_bytes(dtype, threads, items_per_thread,
+        algorithm=...)`` (0 for ``"direct"``, ``"striped"`` and ``"vectorize"``).
 
-    Example (16-byte vector loads and stores where the tile is aligned)::
+    Returns
+    -------
+    None
+        The tile of ``dst`` holds the block's items.
+
+    Barriers
+    --------
+    {block_tile_barriers}
+
+    Notes
+    -----
+    {collective}
+
+    Example
+    -------
+    16-byte vector loads and stores where the tile is aligned::
+
+        import numpy as np
+        import coop
+        from numba import cuda
 
         @cuda.jit
         def double(d_in, d_out):
@@ -299,17 +355,65 @@ def transform_valid(items, output, op, convert, rank, group, positions, limit):
 def transform(src, dst, op, threads=None, items_per_thread=None, algorithm="direct", valid_items=None,
               temp_storage=None):
     """Map the block's tile: ``dst[k] = op(src[k])`` for every item ``k`` of the tile,
-    converted to ``dst``'s dtype. ``src`` and ``dst`` start at the block's tile
-    (``d_in[base:]``, ``d_out[base:]``).
+    converted to ``dst``'s dtype (CUB BlockLoad, a loop over each thread's items and
+    BlockStore, in one call).
 
-    It is ``coop.block.load`` into ``items_per_thread`` (a compile-time constant) items
-    per thread, ``coop.thread.transform``, then ``coop.block.store``, with the same
-    ``algorithm`` (and ``threads``, ``temp_storage``) for both. With ``valid_items``,
-    only the first ``valid_items`` items are read, transformed and written: ``op`` is
-    never applied to items past them. No shared memory, no barrier for "direct",
-    "striped" and "vectorize"; the transposes' load and store share one buffer.
+    It is ``coop.block.load`` into ``items_per_thread`` items per thread,
+    ``coop.thread.transform``, then ``coop.block.store``, with the same ``algorithm``,
+    ``threads`` and ``temp_storage`` for both.
 
-    Example (int16 in, float32 out, a partial last tile)::
+    Parameters
+    ----------
+    src : array
+        {tile_array}
+    dst : array
+        {tile_array}
+    op : function
+        A one-argument function fixed when the kernel compiles (a lambda written in the
+        kernel, a ``@cuda.jit(device=True)`` function, ...), taking a ``src`` item and
+        returning something convertible to ``dst``'s dtype. With ``valid_items`` it is
+        applied to the valid items only.
+    threads : int or tuple of int, compile-time constant, optional
+        {threads}
+        {tile_threads}
+    items_per_thread : int, compile-time constant
+        Required, >= 1: the items each thread transforms (it sizes the thread's items
+        arrays, and the transposes' shared memory).
+    algorithm : str, compile-time constant, default "direct"
+        {block_tile_algorithm}
+    valid_items : int, run time, optional
+        {tile_valid_items}
+    temp_storage : shared array, optional
+        {temp_storage}
+        Only the transposes use it, for the load and the store in turn; size: the
+        larger of ``coop.block.load.temp_storage_bytes(src.dtype, threads,
+        items_per_thread, algorithm=...)`` and ``coop.block.store.temp_storage_bytes``
+        of ``dst.dtype``. Without it the transposes' load and store share one buffer of
+        their own.
+
+    Returns
+    -------
+    None
+        The tile of ``dst`` holds the results.
+
+    Barriers
+    --------
+    {block_tile_barriers}
+
+    Here a load then a store; with a transposing algorithm both use one buffer, so each
+    starts with a ``cuda.syncthreads()``.
+
+    Notes
+    -----
+    {collective}
+
+    Example
+    -------
+    int16 in, float32 out, a partial last tile::
+
+        import numpy as np
+        import coop
+        from numba import cuda
 
         @cuda.jit
         def scale(d_in, d_out, n):

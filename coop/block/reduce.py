@@ -9,42 +9,39 @@ threads, not only multiples of 32.
   get unspecified partials (as in CUB).
 - ``all_reduce`` / ``all_sum``: every thread gets the aggregate.
 
-``valid_items`` makes a partial tile: with one value per thread, only ranks
-``0 .. valid_items-1`` contribute; with items arrays, only the first ``valid_items`` items
-of the tile (``valid_items >= 1``).
+All take ``valid_items=`` (a partial tile), ``threads=`` (a compile-time block size that
+sizes the scratch exactly), ``algorithm=`` (``"warp_reductions"``, ``"raking"``,
+``"raking_commutative_only"``, CUB's BlockReduceAlgorithm) and ``temp_storage=``; each
+call synchronises the block itself. Each function's docstring details them and has a
+complete example.
 
-``threads`` (optional compile-time constant) is the number of threads in the block; it
-sizes the scratch exactly and lets loops over warps unroll. Without it, coop reads the
-block shape at run time and sizes scratch for 1024 threads.
+``temp_storage`` shares one shared-memory allocation between primitives (CUB's
+TempStorage unions), sized on the host with each primitive's ``temp_storage_bytes``.
+Example (an exclusive sum and a maximum through one array)::
 
-``algorithm``: ``"warp_reductions"`` (default: shuffle reductions within warps, then
-thread 0 combines the warp aggregates), ``"raking"`` (values go to shared memory and the
-first warp rakes them in order, then reduces with shuffles) or
-``"raking_commutative_only"`` (the first warp keeps its own values in registers and
-rakes the others' out of order: for commutative operators only). All but the last
-combine values in rank order, so the operator needs to be associative only.
+    import numpy as np
+    import coop
+    from numba import cuda
 
-Barriers: each call synchronises the block (``cuda.syncthreads``) internally and leaves
-no barrier to the caller: consecutive calls need none between them.
-
-``temp_storage`` (optional): a shared array of your own for the scratch, so that several
-primitives share one allocation (CUB's TempStorage unions). Size it on the host with
-``<primitive>.temp_storage_bytes(dtype, threads, algorithm=...)`` (the largest of the
-primitives that share it) and allocate ``cuda.shared.array(BYTES, np.uint8,
-alignment=8)``. A call given ``temp_storage`` first waits at a barrier, so coop calls
-sharing one array need no barriers between them; code of your own that writes the
-array needs ``cuda.syncthreads()`` before and after, as with CUB. An array shorter than
-needed (a constant length) makes the kernel fail to link, naming the primitive::
-
-    BYTES = max(coop.block.exclusive_sum.temp_storage_bytes(np.int32, 128),
-                coop.block.reduce.temp_storage_bytes(np.int32, 128))
+    THREADS = 64
+    BYTES = max(coop.block.exclusive_sum.temp_storage_bytes(np.int32, THREADS),
+                coop.block.reduce.temp_storage_bytes(np.int32, THREADS))
 
     @cuda.jit
-    def kernel(x, out):
+    def offsets_and_max(x, offsets, top):
         temp = cuda.shared.array(BYTES, np.uint8, alignment=8)
-        ...
-        total = coop.block.exclusive_sum(items, items, threads=128, temp_storage=temp)
-        top = coop.block.reduce(items[0], coop.ops.max, threads=128, temp_storage=temp)
+        i = cuda.grid(1)
+        offsets[i] = coop.block.exclusive_sum(x[i], threads=THREADS, temp_storage=temp)
+        m = coop.block.reduce(x[i], coop.ops.max, threads=THREADS, temp_storage=temp)
+        if cuda.threadIdx.x == 0:
+            top[cuda.blockIdx.x] = m
+
+    x = np.random.default_rng(19).integers(0, 100, 2 * THREADS).astype(np.int32)
+    offsets, top = np.zeros_like(x), np.zeros(2, np.int32)
+    offsets_and_max[2, THREADS](x, offsets, top)
+    tiles = x.reshape(2, THREADS)
+    assert (offsets.reshape(2, THREADS) == np.cumsum(tiles, axis=1) - tiles).all()
+    assert (top == tiles.max(axis=1)).all()
 """
 
 import operator
@@ -323,16 +320,63 @@ def _public_reduce(sig, value, op, valid_items, threads, algorithm, temp_storage
 @primitive("coop.block.reduce", temp_storage_bytes, group="block", uniform=("valid_items",))
 def reduce(value, op, valid_items=None, threads=None, algorithm="warp_reductions", temp_storage=None):
     """Reduce the values (or items arrays) of all threads of the block with ``op``; the
-    aggregate is returned to thread 0 (CUB BlockReduce::Reduce).
+    aggregate goes to thread 0 (CUB BlockReduce::Reduce).
 
-    Example::
+    Parameters
+    ----------
+    value : value or items array
+        {block_value}
+        {value_types}
+    op : operator
+        {op}
+    valid_items : int, run time, optional
+        {block_valid_items}
+    threads : int or tuple of int, compile-time constant, optional
+        {threads}
+        {threads_optional}
+    algorithm : str, compile-time constant, default "warp_reductions"
+        {block_reduce_algorithm}
+    temp_storage : shared array, optional
+        {temp_storage}
+        Size: ``<this primitive>.temp_storage_bytes(dtype, threads,
+        algorithm="warp_reductions")``, the same for the four block reductions.
+
+    Returns
+    -------
+    value
+        In thread 0 (rank 0): ``op`` over the block's values (or items), of the
+        value's type. Other threads get unspecified partials, as in CUB.
+
+    Barriers
+    --------
+    {block_barriers}
+
+    {block_reduce_barriers}
+
+    Notes
+    -----
+    {collective}
+
+    Example
+    -------
+    The index of each block's largest value (of equal values, the first), reducing
+    ``(value, index)`` tuples::
+
+        import numpy as np
+        import coop
+        from numba import cuda
 
         @cuda.jit
-        def k(x, out):
+        def block_argmax(x, best):
             i = cuda.grid(1)
-            best = coop.block.reduce((x[i], i), coop.ops.argmax)
+            value, index = coop.block.reduce((x[i], i), coop.ops.argmax)
             if cuda.threadIdx.x == 0:
-                out[cuda.blockIdx.x] = best[1]
+                best[cuda.blockIdx.x] = index
+
+        x = np.random.default_rng(20).integers(0, 20, 128).astype(np.int32)
+        best = np.zeros(2, np.int64)
+        block_argmax[2, 64](x, best)
+        assert (best == x.reshape(2, 64).argmax(axis=1) + [0, 64]).all()
     """
     return _public_reduce(
         Signature("coop.block.reduce"), value, op, valid_items, threads, algorithm, temp_storage, False
@@ -341,11 +385,63 @@ def reduce(value, op, valid_items=None, threads=None, algorithm="warp_reductions
 
 @primitive("coop.block.all_reduce", temp_storage_bytes, group="block", uniform=("valid_items",))
 def all_reduce(value, op, valid_items=None, threads=None, algorithm="warp_reductions", temp_storage=None):
-    """As ``reduce``, with the aggregate returned to every thread of the block.
+    """Reduce the values (or items arrays) of all threads of the block with ``op``; every
+    thread gets the aggregate (CUB BlockReduce::Reduce, then a broadcast).
 
-    Example::
+    Parameters
+    ----------
+    value : value or items array
+        {block_value}
+        {value_types}
+    op : operator
+        {op}
+    valid_items : int, run time, optional
+        {block_valid_items}
+    threads : int or tuple of int, compile-time constant, optional
+        {threads}
+        {threads_optional}
+    algorithm : str, compile-time constant, default "warp_reductions"
+        {block_reduce_algorithm}
+    temp_storage : shared array, optional
+        {temp_storage}
+        Size: ``<this primitive>.temp_storage_bytes(dtype, threads,
+        algorithm="warp_reductions")``, the same for the four block reductions.
 
-        m = coop.block.all_reduce(x[i], lambda a, b: max(a, b))
+    Returns
+    -------
+    value
+        In every thread of the block: ``op`` over the block's values (or items), of the
+        value's type; the same in all threads.
+
+    Barriers
+    --------
+    {block_barriers}
+
+    {block_all_reduce_barriers}
+
+    Notes
+    -----
+    {collective}
+
+    Example
+    -------
+    Each value minus its block's minimum, with the raking algorithm::
+
+        import numpy as np
+        import coop
+        from numba import cuda
+
+        @cuda.jit
+        def minus_min(x, out):
+            i = cuda.grid(1)
+            m = coop.block.all_reduce(x[i], lambda a, b: min(a, b), threads=64, algorithm="raking")
+            out[i] = x[i] - m
+
+        x = np.random.default_rng(21).integers(-100, 100, 128).astype(np.int32)
+        out = np.zeros_like(x)
+        minus_min[2, 64](x, out)
+        tiles = x.reshape(2, 64)
+        assert (out.reshape(2, 64) == tiles - tiles.min(axis=1, keepdims=True)).all()
     """
     return _public_reduce(
         Signature("coop.block.all_reduce"), value, op, valid_items, threads, algorithm, temp_storage, True
@@ -357,23 +453,119 @@ def sum(value, valid_items=None, threads=None, algorithm="warp_reductions", temp
     """Sum of the values (or items arrays) of the block, returned to thread 0
     (CUB BlockReduce::Sum).
 
-    Example::
+    Parameters
+    ----------
+    value : number, bool or items array
+        {block_value}
+        {sum_types}
+    valid_items : int, run time, optional
+        {block_valid_items}
+    threads : int or tuple of int, compile-time constant, optional
+        {threads}
+        {threads_optional}
+    algorithm : str, compile-time constant, default "warp_reductions"
+        {block_reduce_algorithm}
+    temp_storage : shared array, optional
+        {temp_storage}
+        Size: ``<this primitive>.temp_storage_bytes(dtype, threads,
+        algorithm="warp_reductions")``, the same for the four block reductions.
 
-        items = cuda.local.array(4, np.float32)
-        ...
-        total = coop.block.sum(items, threads=128)
-        if cuda.threadIdx.x == 0:
-            out[cuda.blockIdx.x] = total
+    Returns
+    -------
+    value
+        In thread 0 (rank 0): the sum, of the value's type (integer sums wrap), int32
+        for bools. Other threads get unspecified partials, as in CUB.
+
+    Barriers
+    --------
+    {block_barriers}
+
+    {block_reduce_barriers}
+
+    Notes
+    -----
+    {collective}
+
+    Example
+    -------
+    The sum of each 16 x 4 image, one 2-D block per image::
+
+        import numpy as np
+        import coop
+        from numba import cuda
+
+        @cuda.jit
+        def image_sums(images, sums):
+            x, y, b = cuda.threadIdx.x, cuda.threadIdx.y, cuda.blockIdx.x
+            total = coop.block.sum(images[b, y, x])
+            if x == 0 and y == 0:
+                sums[b] = total
+
+        images = np.random.default_rng(22).integers(0, 256, (2, 4, 16)).astype(np.int32)
+        sums = np.zeros(2, np.int32)
+        image_sums[2, (16, 4)](images, sums)
+        assert (sums == images.sum(axis=(1, 2))).all()
     """
     return _specialise_sum(Signature("coop.block.sum"), value, valid_items, threads, algorithm, temp_storage, False)
 
 
 @primitive("coop.block.all_sum", temp_storage_bytes, group="block", uniform=("valid_items",))
 def all_sum(value, valid_items=None, threads=None, algorithm="warp_reductions", temp_storage=None):
-    """Sum of the values (or items arrays) of the block, returned to every thread.
+    """Sum of the values (or items arrays) of the block, returned to every thread
+    (CUB BlockReduce::Sum, then a broadcast).
 
-    Example::
+    Parameters
+    ----------
+    value : number, bool or items array
+        {block_value}
+        {sum_types}
+    valid_items : int, run time, optional
+        {block_valid_items}
+    threads : int or tuple of int, compile-time constant, optional
+        {threads}
+        {threads_optional}
+    algorithm : str, compile-time constant, default "warp_reductions"
+        {block_reduce_algorithm}
+    temp_storage : shared array, optional
+        {temp_storage}
+        Size: ``<this primitive>.temp_storage_bytes(dtype, threads,
+        algorithm="warp_reductions")``, the same for the four block reductions.
 
-        total = coop.block.all_sum(x[i], valid_items=n - cuda.blockIdx.x * 128)
+    Returns
+    -------
+    value
+        In every thread of the block: the sum, of the value's type (integer sums wrap),
+        int32 for bools; the same in all threads.
+
+    Barriers
+    --------
+    {block_barriers}
+
+    {block_all_reduce_barriers}
+
+    Notes
+    -----
+    {collective}
+
+    Example
+    -------
+    Block totals of a partial last tile: threads past ``n`` call with any value, which
+    ``valid_items`` leaves out::
+
+        import numpy as np
+        import coop
+        from numba import cuda
+
+        @cuda.jit
+        def block_totals(x, out, n):
+            i = cuda.grid(1)
+            total = coop.block.all_sum(x[min(i, n - 1)], valid_items=n - cuda.blockIdx.x * 64)
+            if i < n:
+                out[i] = total
+
+        x = np.random.default_rng(23).integers(-100, 100, 100).astype(np.int32)
+        out = np.zeros_like(x)
+        block_totals[2, 64](x, out, len(x))
+        assert (out[:64] == x[:64].sum()).all() and (out[64:] == x[64:].sum()).all()
     """
     return _specialise_sum(Signature("coop.block.all_sum"), value, valid_items, threads, algorithm, temp_storage, True)

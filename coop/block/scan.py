@@ -18,49 +18,16 @@ unspecified (as in CUB), except for sums, where it is 0.
 function ``prefix_op(prefix_state, block_aggregate) -> prefix`` called by each thread of
 the first warp once the block aggregate is known; thread 0's result is the prefix of the
 whole tile (combined before every thread's result), and ``prefix_state`` (any array, e.g.
-``cuda.local.array(1, dtype)``) is where it keeps its running total::
-
-    @cuda.jit(device=True)
-    def running_total(state, block_aggregate):
-        prefix = state[0]
-        state[0] += block_aggregate
-        return prefix
-
-    state = cuda.local.array(1, np.int64)
-    state[0] = 0
-    for tile in range(tiles):
-        ...load items...
-        coop.block.exclusive_sum(items, items, prefix_op=running_total, prefix_state=state)
-        ...store items...
+``cuda.local.array(1, dtype)``) is where it keeps its running total (a complete example
+is in ``coop.block.inclusive_sum``'s docstring).
 
 ``threads`` (optional compile-time constant) is the block size; it sizes the scratch
-exactly and lets loops unroll. ``algorithm``: ``"raking"`` (default; values to shared
-memory, the first warp rakes segments, scans them with shuffles and writes prefixes
-back), ``"raking_memoize"`` (the same, keeping each segment in registers between the
-two passes; needs ``threads``, else it is ``"raking"``) or ``"warp_scans"`` (shuffle
-scans within warps, then every thread folds the aggregates of the warps before it).
-All combine values in rank order: operators need to be associative only.
-
-Barriers: each call synchronises the block internally and leaves none to the caller.
-
-``temp_storage`` (optional): a shared array of your own for the scratch, so that several
-primitives share one allocation (CUB's TempStorage unions). Size it on the host with
-``<primitive>.temp_storage_bytes(dtype, threads, algorithm=...)`` (the largest of the
-primitives that share it) and allocate ``cuda.shared.array(BYTES, np.uint8,
-alignment=8)``. A call given ``temp_storage`` first waits at a barrier, so coop calls
-sharing one array need no barriers between them; code of your own that writes the
-array needs ``cuda.syncthreads()`` before and after, as with CUB. An array shorter than
-needed (a constant length) makes the kernel fail to link, naming the primitive::
-
-    BYTES = max(coop.block.exclusive_sum.temp_storage_bytes(np.int32, 128),
-                coop.block.reduce.temp_storage_bytes(np.int32, 128))
-
-    @cuda.jit
-    def kernel(x, out):
-        temp = cuda.shared.array(BYTES, np.uint8, alignment=8)
-        ...
-        total = coop.block.exclusive_sum(items, items, threads=128, temp_storage=temp)
-        top = coop.block.reduce(items[0], coop.ops.max, threads=128, temp_storage=temp)
+exactly and lets loops unroll. ``algorithm``: ``"raking"`` (default), ``"raking_memoize"``
+or ``"warp_scans"``, CUB's BlockScanAlgorithm. All combine values in rank order:
+operators need to be associative only. Each call synchronises the block itself and
+leaves no barrier to the caller. ``temp_storage`` shares one scratch array between
+primitives (a complete example is in the ``coop.block.reduce`` module's docstring).
+Each function's docstring details its parameters and has a complete example.
 """
 
 from coop._core.backend import cuda
@@ -342,10 +309,68 @@ def inclusive_scan(value, op, output=None, prefix_op=None, prefix_state=None, th
     thread ``r`` (item ``k`` of the tile) gets ``op`` over inputs 0..r (items 0..k),
     after the callback's prefix if ``prefix_op`` is given.
 
-    Example::
+    Parameters
+    ----------
+    value : value or items array
+        {block_value}
+        {value_types}
+    op : operator
+        {op}
+    output : items array, optional
+        {scan_output}
+    prefix_op : function, optional
+        {prefix_op}
+    prefix_state : array, optional
+        {prefix_state}
+    threads : int or tuple of int, compile-time constant, optional
+        {threads}
+        {threads_optional}
+    algorithm : str, compile-time constant, default "raking"
+        {block_scan_algorithm}
+    return_aggregate : bool, compile-time constant, default False
+        {return_aggregate}
+    temp_storage : shared array, optional
+        {temp_storage}
+        Size: ``<this primitive>.temp_storage_bytes(dtype, threads,
+        algorithm="raking")``, the same for the four block scans.
 
-        running_max = coop.block.inclusive_scan(x[i], coop.ops.max)
-        total = coop.block.inclusive_scan(items, operator.add, items, threads=128)
+    Returns
+    -------
+    value, tuple or aggregate
+        {block_scan_returns}
+
+    Barriers
+    --------
+    {block_barriers}
+
+    {block_scan_barriers}
+
+    Notes
+    -----
+    {collective}
+
+    Example
+    -------
+    Running maximum over each block, and the block's maximum::
+
+        import numpy as np
+        import coop
+        from numba import cuda
+
+        @cuda.jit
+        def running_max(x, out, block_max):
+            i = cuda.grid(1)
+            scan, total = coop.block.inclusive_scan(x[i], coop.ops.max, return_aggregate=True)
+            out[i] = scan
+            if cuda.threadIdx.x == 0:
+                block_max[cuda.blockIdx.x] = total
+
+        x = np.random.default_rng(24).integers(-100, 100, 128).astype(np.int32)
+        out, block_max = np.zeros_like(x), np.zeros(2, np.int32)
+        running_max[2, 64](x, out, block_max)
+        tiles = x.reshape(2, 64)
+        assert (out == np.maximum.accumulate(tiles, axis=1).ravel()).all()
+        assert (block_max == tiles.max(axis=1)).all()
     """
     scan, pick = _specialise_scan(
         Signature("coop.block.inclusive_scan"), value, op, None, output, prefix_op, prefix_state, threads,
@@ -366,10 +391,80 @@ def exclusive_scan(value, op, initial=None, output=None, prefix_op=None, prefix_
     thread ``r`` (item ``k``) gets ``op`` over ``initial`` (or the callback's prefix) and
     the inputs before it; thread 0 (item 0) gets ``initial``.
 
-    Example::
+    Parameters
+    ----------
+    value : value or items array
+        {block_value}
+        {value_types}
+    op : operator
+        {op}
+    initial : value, run time, optional
+        The seed, converted to the value's type: thread 0 (its first item) gets it, and
+        it is combined before every other result. Not with ``prefix_op``. Default
+        None: thread 0's result (its first item's) is unspecified, as in CUB, unless
+        ``prefix_op`` gives it.
+    output : items array, optional
+        {scan_output}
+    prefix_op : function, optional
+        {prefix_op}
+    prefix_state : array, optional
+        {prefix_state}
+    threads : int or tuple of int, compile-time constant, optional
+        {threads}
+        {threads_optional}
+    algorithm : str, compile-time constant, default "raking"
+        {block_scan_algorithm}
+    return_aggregate : bool, compile-time constant, default False
+        {return_aggregate}
+    temp_storage : shared array, optional
+        {temp_storage}
+        Size: ``<this primitive>.temp_storage_bytes(dtype, threads,
+        algorithm="raking")``, the same for the four block scans.
 
-        offsets, total = coop.block.exclusive_scan(x[i], operator.add, 0, return_aggregate=True)
-        total = coop.block.exclusive_scan(items, operator.mul, 1, items)   # in place
+    Returns
+    -------
+    value, tuple or aggregate
+        {block_scan_returns}
+
+    Barriers
+    --------
+    {block_barriers}
+
+    {block_scan_barriers}
+
+    Notes
+    -----
+    {collective}
+
+    Example
+    -------
+    Each block's tile of 256 items (4 per thread, blocked) scanned in place from 100,
+    with the ``"warp_scans"`` algorithm, and the tile's total::
+
+        import operator
+        import numpy as np
+        import coop
+        from numba import cuda
+
+        THREADS, ITEMS = 64, 4
+
+        @cuda.jit
+        def scan_tiles(x, out, totals):
+            base = cuda.blockIdx.x * THREADS * ITEMS
+            items = cuda.local.array(ITEMS, np.int32)
+            coop.block.load(x[base:], items)
+            total = coop.block.exclusive_scan(items, operator.add, 100, items,
+                                              threads=THREADS, algorithm="warp_scans")
+            coop.block.store(out[base:], items)
+            if cuda.threadIdx.x == 0:
+                totals[cuda.blockIdx.x] = total
+
+        x = np.random.default_rng(25).integers(-100, 100, 2 * THREADS * ITEMS).astype(np.int32)
+        out, totals = np.zeros_like(x), np.zeros(2, np.int32)
+        scan_tiles[2, THREADS](x, out, totals)
+        tiles = x.reshape(2, THREADS * ITEMS)
+        assert (out.reshape(tiles.shape) == 100 + np.cumsum(tiles, axis=1) - tiles).all()
+        assert (totals == tiles.sum(axis=1)).all()
     """
     scan, pick = _specialise_scan(
         Signature("coop.block.exclusive_scan"), value, op, initial, output, prefix_op, prefix_state, threads,
@@ -404,11 +499,81 @@ def _summand(sig, value):
 @primitive("coop.block.inclusive_sum", temp_storage_bytes, group="block")
 def inclusive_sum(value, output=None, prefix_op=None, prefix_state=None, threads=None,
                   algorithm="raking", return_aggregate=False, temp_storage=None):
-    """Inclusive prefix sum over the block (CUB BlockScan::InclusiveSum).
+    """Inclusive prefix sum over the block (CUB BlockScan::InclusiveSum): thread ``r``
+    (item ``k`` of the tile) gets the sum of inputs 0..r (items 0..k), plus the
+    callback's prefix if ``prefix_op`` is given.
 
-    Example::
+    Parameters
+    ----------
+    value : number or items array
+        {block_value}
+        {scan_sum_types}
+    output : items array, optional
+        {scan_output}
+    prefix_op : function, optional
+        {prefix_op}
+    prefix_state : array, optional
+        {prefix_state}
+    threads : int or tuple of int, compile-time constant, optional
+        {threads}
+        {threads_optional}
+    algorithm : str, compile-time constant, default "raking"
+        {block_scan_algorithm}
+    return_aggregate : bool, compile-time constant, default False
+        {return_aggregate}
+    temp_storage : shared array, optional
+        {temp_storage}
+        Size: ``<this primitive>.temp_storage_bytes(dtype, threads,
+        algorithm="raking")``, the same for the four block scans.
 
-        total = coop.block.inclusive_sum(items, items)
+    Returns
+    -------
+    value, tuple or aggregate
+        {block_scan_returns}
+
+    Barriers
+    --------
+    {block_barriers}
+
+    {block_scan_barriers}
+
+    Notes
+    -----
+    {collective}
+
+    Example
+    -------
+    A running sum over a whole array, one block looping over its tiles: the prefix
+    callback carries each tile's total into the next::
+
+        import numpy as np
+        import coop
+        from numba import cuda
+
+        THREADS, ITEMS, TILES = 64, 2, 4
+
+        @cuda.jit(device=True)
+        def running_total(state, block_aggregate):
+            prefix = state[0]
+            state[0] += block_aggregate
+            return prefix
+
+        @cuda.jit
+        def cumsum(x, out):
+            state = cuda.local.array(1, np.int64)
+            state[0] = 0
+            items = cuda.local.array(ITEMS, np.int64)
+            for tile in range(TILES):
+                base = tile * THREADS * ITEMS
+                coop.block.load(x[base:], items)
+                coop.block.inclusive_sum(items, items, prefix_op=running_total,
+                                         prefix_state=state, threads=THREADS)
+                coop.block.store(out[base:], items)
+
+        x = np.random.default_rng(26).integers(-100, 100, TILES * THREADS * ITEMS)
+        out = np.zeros_like(x)
+        cumsum[1, THREADS](x, out)
+        assert (out == np.cumsum(x)).all()
     """
     sig = Signature("coop.block.inclusive_sum")
     summed, widen = _summand(sig, value)
@@ -432,12 +597,73 @@ def no_initial(zero):
 @primitive("coop.block.exclusive_sum", temp_storage_bytes, group="block")
 def exclusive_sum(value, output=None, prefix_op=None, prefix_state=None, threads=None,
                   algorithm="raking", return_aggregate=False, temp_storage=None):
-    """Exclusive prefix sum over the block; thread 0 (item 0) gets 0, or the callback's
-    prefix (CUB BlockScan::ExclusiveSum).
+    """Exclusive prefix sum over the block (CUB BlockScan::ExclusiveSum): thread ``r``
+    (item ``k`` of the tile) gets the sum of inputs 0..r-1 (items 0..k-1); thread 0
+    (item 0) gets 0, or the callback's prefix if ``prefix_op`` is given.
 
-    Example::
+    Parameters
+    ----------
+    value : number or items array
+        {block_value}
+        {scan_sum_types}
+    output : items array, optional
+        {scan_output}
+    prefix_op : function, optional
+        {prefix_op}
+    prefix_state : array, optional
+        {prefix_state}
+    threads : int or tuple of int, compile-time constant, optional
+        {threads}
+        {threads_optional}
+    algorithm : str, compile-time constant, default "raking"
+        {block_scan_algorithm}
+    return_aggregate : bool, compile-time constant, default False
+        {return_aggregate}
+    temp_storage : shared array, optional
+        {temp_storage}
+        Size: ``<this primitive>.temp_storage_bytes(dtype, threads,
+        algorithm="raking")``, the same for the four block scans.
 
-        total = coop.block.exclusive_sum(items, items, threads=128)   # in place
+    Returns
+    -------
+    value, tuple or aggregate
+        {block_scan_returns}
+
+    Barriers
+    --------
+    {block_barriers}
+
+    {block_scan_barriers}
+
+    Notes
+    -----
+    {collective}
+
+    Example
+    -------
+    Stream compaction: each block's positive values, in order, to the front of its part
+    of ``out``, and how many there are::
+
+        import numpy as np
+        import coop
+        from numba import cuda
+
+        @cuda.jit
+        def compact(x, out, counts):
+            i = cuda.grid(1)
+            keep = np.int32(x[i] > 0)
+            offset, count = coop.block.exclusive_sum(keep, return_aggregate=True)
+            if keep:
+                out[cuda.blockIdx.x * 64 + offset] = x[i]
+            if cuda.threadIdx.x == 0:
+                counts[cuda.blockIdx.x] = count
+
+        x = np.random.default_rng(27).integers(-100, 100, 128).astype(np.int32)
+        out, counts = np.zeros_like(x), np.zeros(2, np.int32)
+        compact[2, 64](x, out, counts)
+        for b, tile in enumerate(x.reshape(2, 64)):
+            kept = tile[tile > 0]
+            assert counts[b] == len(kept) and (out[64 * b : 64 * b + len(kept)] == kept).all()
     """
     sig = Signature("coop.block.exclusive_sum")
     summed, widen = _summand(sig, value)

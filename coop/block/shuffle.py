@@ -80,17 +80,45 @@ def _distance(sig, distance):
 
 @primitive("coop.block.shuffle.offset", temp_storage_bytes, group="block", uniform=("distance",))
 def offset(value, distance=1, threads=None, temp_storage=None):
-    """The ``value`` of thread ``rank + distance`` (CUB BlockShuffle::Offset).
+    """The ``value`` of the thread ``distance`` ranks away (CUB BlockShuffle::Offset).
 
-    ``distance`` (run time) may be negative. A thread for which ``rank + distance`` is
-    not a thread of the block gets its own ``value``. Barriers before and after the
-    exchange; none needed between calls.
+    Parameters
+    ----------
+    value : value
+        The thread's value, a scalar or a tuple of scalars (not an items array).
+    distance : int, run time, default 1
+        The source is the thread of rank ``rank + distance``; it may be negative.
+    threads : int or tuple of int, compile-time constant, optional
+        {threads}
+        {shuffle_threads}
+    temp_storage : shared array, optional
+        {temp_storage}
+        {shuffle_temp_storage_bytes}
 
-    Example (differences with the right-hand neighbour; the last thread gets 0)::
+    Returns
+    -------
+    value
+        The ``value`` of the thread of rank ``rank + distance``; a thread for which that
+        rank is outside the block gets its own ``value`` back (CUB leaves its output
+        unchanged).
+
+    Barriers
+    --------
+    {block_barriers}
+
+    {block_shuffle_barriers}
+
+    Notes
+    -----
+    {collective}
+
+    Example
+    -------
+    Differences with the right-hand neighbour (the last thread gets 0)::
 
         import numpy as np
-        from numba import cuda
         import coop
+        from numba import cuda
 
         @cuda.jit
         def differences(x, out):
@@ -122,11 +150,47 @@ def offset(value, distance=1, threads=None, temp_storage=None):
 
 @primitive("coop.block.shuffle.rotate", temp_storage_bytes, group="block", uniform=("distance",))
 def rotate(value, distance=1, threads=None, temp_storage=None):
-    """The ``value`` of thread ``(rank + distance) mod T`` (CUB BlockShuffle::Rotate), for
-    ``-T < distance < T`` (``T`` threads in the block): every thread gets a value.
-    Barriers before and after the exchange; none needed between calls.
+    """The ``value`` of the thread ``distance`` ranks away, wrapping around the block
+    (CUB BlockShuffle::Rotate).
 
-    Example (each thread gets its left neighbour's value, thread 0 the last thread's)::
+    Parameters
+    ----------
+    value : value
+        The thread's value, a scalar or a tuple of scalars (not an items array).
+    distance : int, run time, default 1
+        The source is the thread of rank ``(rank + distance) mod T`` (``T`` threads), for
+        ``-T < distance < T``: negative distances rotate the other way (CUB takes
+        ``0 <= distance < T``).
+    threads : int or tuple of int, compile-time constant, optional
+        {threads}
+        {shuffle_threads}
+    temp_storage : shared array, optional
+        {temp_storage}
+        {shuffle_temp_storage_bytes}
+
+    Returns
+    -------
+    value
+        The ``value`` of the thread of rank ``(rank + distance) mod T``: every thread
+        gets one.
+
+    Barriers
+    --------
+    {block_barriers}
+
+    {block_shuffle_barriers}
+
+    Notes
+    -----
+    {collective}
+
+    Example
+    -------
+    Each thread gets its left neighbour's value, thread 0 the last thread's::
+
+        import numpy as np
+        import coop
+        from numba import cuda
 
         @cuda.jit
         def left_neighbours(x, out):
@@ -168,14 +232,48 @@ def _items(sig, items, output):
 def up(items, output, threads=None, temp_storage=None):
     """Shift the block's blocked items up by one item (CUB BlockShuffle::Up): thread
     ``r`` gets ``output[i] = items[i-1]`` for ``i >= 1`` and ``output[0]`` = the last
-    item of thread ``r - 1``; thread 0's ``output[0]`` is left unchanged. ``output`` may
-    be ``items``.
+    item of thread ``r - 1``.
 
-    Returns the block's last item (thread ``T - 1``'s last item, CUB's
-    ``block_suffix``) to every thread. Barriers before and after the exchange; none
-    needed between calls.
+    Parameters
+    ----------
+    items : items array
+        The thread's items, an items array (``cuda.local.array(N, dtype)``, N >= 1) of
+        any supported type, in blocked arrangement (rank ``r`` holds tile items
+        ``r*N .. r*N+N-1``).
+    output : items array
+        Receives the shifted items: the same dtype, at least as long as ``items``; it
+        may be ``items`` itself (in place).
+    threads : int or tuple of int, compile-time constant, optional
+        {threads}
+        {shuffle_threads}
+    temp_storage : shared array, optional
+        {temp_storage}
+        {shuffle_temp_storage_bytes}
 
-    Example (each item's predecessor in the tile; the tile's first item has none)::
+    Returns
+    -------
+    value
+        The block's last item (thread ``T - 1``'s last item, CUB's ``block_suffix``),
+        to every thread. ``output`` holds the shifted items; thread 0's ``output[0]``
+        is left unchanged.
+
+    Barriers
+    --------
+    {block_barriers}
+
+    {block_shuffle_barriers}
+
+    Notes
+    -----
+    {collective}
+
+    Example
+    -------
+    Each item's predecessor in the tile (the tile's first item has none)::
+
+        import numpy as np
+        import coop
+        from numba import cuda
 
         @cuda.jit
         def predecessors(x, out, last):
@@ -219,13 +317,48 @@ def up(items, output, threads=None, temp_storage=None):
 def down(items, output, threads=None, temp_storage=None):
     """Shift the block's blocked items down by one item (CUB BlockShuffle::Down): thread
     ``r`` gets ``output[i] = items[i+1]`` for ``i < N-1`` and ``output[N-1]`` = the first
-    item of thread ``r + 1``; the last thread's ``output[N-1]`` is left unchanged.
-    ``output`` may be ``items``.
+    item of thread ``r + 1``.
 
-    Returns the block's first item (thread 0's ``items[0]``, CUB's ``block_prefix``) to
-    every thread. Barriers before and after the exchange; none needed between calls.
+    Parameters
+    ----------
+    items : items array
+        The thread's items, an items array (``cuda.local.array(N, dtype)``, N >= 1) of
+        any supported type, in blocked arrangement (rank ``r`` holds tile items
+        ``r*N .. r*N+N-1``).
+    output : items array
+        Receives the shifted items: the same dtype, at least as long as ``items``; it
+        may be ``items`` itself (in place).
+    threads : int or tuple of int, compile-time constant, optional
+        {threads}
+        {shuffle_threads}
+    temp_storage : shared array, optional
+        {temp_storage}
+        {shuffle_temp_storage_bytes}
 
-    Example (each item's successor in the tile, shifted in place)::
+    Returns
+    -------
+    value
+        The block's first item (thread 0's ``items[0]``, CUB's ``block_prefix``), to
+        every thread. ``output`` holds the shifted items; the last thread's
+        ``output[N-1]`` is left unchanged.
+
+    Barriers
+    --------
+    {block_barriers}
+
+    {block_shuffle_barriers}
+
+    Notes
+    -----
+    {collective}
+
+    Example
+    -------
+    Each item's successor in the tile, shifted in place::
+
+        import numpy as np
+        import coop
+        from numba import cuda
 
         @cuda.jit
         def successors(x, out, first):

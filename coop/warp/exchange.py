@@ -152,17 +152,50 @@ def blocked_to_striped(items, output, threads=None, items_per_thread=None, width
     """Transpose a logical warp's items from blocked to striped arrangement
     (CUB WarpExchange::BlockedToStriped): where logical lane ``l``'s ``items`` held the
     warp's tile items ``l*N .. l*N+N-1``, its ``output`` gets items
-    ``l, W+l, 2W+l, ...``.
+    ``l, W+l, 2W+l, ...`` (``W`` = ``width``, ``N`` = ``items_per_thread``).
 
-    Barriers: ``cuda.syncwarp`` over the logical warp before writing to shared memory
-    and between writing and reading (never the block's; see the module docstring).
+    Parameters
+    ----------
+    items : items array
+        {exchange_items}
+    output : items array
+        {exchange_output}
+    threads : int, compile-time constant
+        {warp_exchange_threads}
+    items_per_thread : int, compile-time constant
+        {exchange_items_per_thread}
+    width : int, compile-time constant, default 32
+        {width}
+    temp_storage : shared array, optional
+        {warp_temp_storage}
+        Size: ``<this function>.temp_storage_bytes(dtype, threads, items_per_thread,
+        width=32)``, the same for the three warp exchanges.
 
-    Example::
+    Returns
+    -------
+    None
+        ``output`` holds the lane's items in the new arrangement.
 
-        THREADS, ITEMS, WIDTH = 128, 4, 16
+    Barriers
+    --------
+    {warp_exchange_barriers}
+
+    Notes
+    -----
+    {collective}
+
+    Example
+    -------
+    Blocked items of logical warps of 16 lanes, stored coalesced after the transpose::
+
+        import numpy as np
+        import coop
+        from numba import cuda
+
+        THREADS, ITEMS, WIDTH = 64, 4, 16
 
         @cuda.jit
-        def k(d_in, d_out):
+        def copy_tiles(d_in, d_out):
             g = cuda.grid(1)
             lane, base = g % WIDTH, (g // WIDTH) * WIDTH * ITEMS   # this logical warp's tile
             items = cuda.local.array(ITEMS, np.int32)
@@ -173,6 +206,11 @@ def blocked_to_striped(items, output, threads=None, items_per_thread=None, width
             )
             for i in range(ITEMS):                  # a coalesced store
                 d_out[base + i * WIDTH + lane] = items[i]
+
+        x = np.arange(THREADS * ITEMS, dtype=np.int32)
+        out = np.zeros_like(x)
+        copy_tiles[1, THREADS](x, out)
+        assert (out == x).all()
     """
     return _structured(
         "coop.warp.exchange.blocked_to_striped", "blocked_to_striped",
@@ -185,12 +223,45 @@ def striped_to_blocked(items, output, threads=None, items_per_thread=None, width
     """Transpose a logical warp's items from striped to blocked arrangement
     (CUB WarpExchange::StripedToBlocked): where logical lane ``l``'s ``items`` held the
     warp's tile items ``l, W+l, 2W+l, ...``, its ``output`` gets items
-    ``l*N .. l*N+N-1``.
+    ``l*N .. l*N+N-1`` (``W`` = ``width``, ``N`` = ``items_per_thread``).
 
-    Barriers: ``cuda.syncwarp`` over the logical warp before writing to shared memory
-    and between writing and reading (never the block's; see the module docstring).
+    Parameters
+    ----------
+    items : items array
+        {exchange_items}
+    output : items array
+        {exchange_output}
+    threads : int, compile-time constant
+        {warp_exchange_threads}
+    items_per_thread : int, compile-time constant
+        {exchange_items_per_thread}
+    width : int, compile-time constant, default 32
+        {width}
+    temp_storage : shared array, optional
+        {warp_temp_storage}
+        Size: ``<this function>.temp_storage_bytes(dtype, threads, items_per_thread,
+        width=32)``, the same for the three warp exchanges.
 
-    Example::
+    Returns
+    -------
+    None
+        ``output`` holds the lane's items in the new arrangement.
+
+    Barriers
+    --------
+    {warp_exchange_barriers}
+
+    Notes
+    -----
+    {collective}
+
+    Example
+    -------
+    Each warp's 128 items loaded coalesced, transposed to blocked and scanned::
+
+        import numpy as np
+        import coop
+        from numba import cuda
 
         THREADS, ITEMS = 64, 4
 
@@ -205,6 +276,11 @@ def striped_to_blocked(items, output, threads=None, items_per_thread=None, width
             coop.warp.inclusive_sum(items, items)   # a scan of the warp's tile
             for i in range(ITEMS):
                 d_out[base + lane * ITEMS + i] = items[i]
+
+        x = np.random.default_rng(18).integers(-100, 100, THREADS * ITEMS).astype(np.float64)
+        out = np.zeros_like(x)
+        k[1, THREADS](x, out)
+        assert (out == np.cumsum(x.reshape(2, 128), axis=1).ravel()).all()
     """
     return _structured(
         "coop.warp.exchange.striped_to_blocked", "striped_to_blocked",
@@ -216,14 +292,50 @@ def striped_to_blocked(items, output, threads=None, items_per_thread=None, width
 def scatter_to_striped(items, output, ranks, threads=None, items_per_thread=None, width=32, temp_storage=None):
     """Scatter a logical warp's ranked items to striped arrangement
     (CUB WarpExchange::ScatterToStriped): item ``i`` of every lane goes to position
-    ``ranks[i]`` of the warp's tile (``ranks``: an items array of integers, a
-    permutation of ``0 .. W*N-1`` over the logical warp), and logical lane ``l``'s
-    ``output`` gets tile items ``l, W+l, 2W+l, ...``.
+    ``ranks[i]`` of the warp's tile, and logical lane ``l``'s ``output`` gets tile
+    items ``l, W+l, 2W+l, ...`` (``W`` = ``width``, ``N`` = ``items_per_thread``).
 
-    Barriers: ``cuda.syncwarp`` over the logical warp before writing to shared memory
-    and between writing and reading (never the block's; see the module docstring).
+    Parameters
+    ----------
+    items : items array
+        {exchange_items}
+    output : items array
+        {exchange_output}
+    ranks : items array of integers
+        {ranks}
+        The ranks of the logical warp must be a permutation of ``0 .. W*N-1``: a rank
+        outside its tile writes outside its slice of shared memory.
+    threads : int, compile-time constant
+        {warp_exchange_threads}
+    items_per_thread : int, compile-time constant
+        {exchange_items_per_thread}
+    width : int, compile-time constant, default 32
+        {width}
+    temp_storage : shared array, optional
+        {warp_temp_storage}
+        Size: ``<this function>.temp_storage_bytes(dtype, threads, items_per_thread,
+        width=32)``, the same for the three warp exchanges.
 
-    Example::
+    Returns
+    -------
+    None
+        ``output`` holds the lane's items in the new arrangement.
+
+    Barriers
+    --------
+    {warp_exchange_barriers}
+
+    Notes
+    -----
+    {collective}
+
+    Example
+    -------
+    Each warp's tile of 64 items reversed::
+
+        import numpy as np
+        import coop
+        from numba import cuda
 
         THREADS, ITEMS = 64, 2
 
@@ -239,6 +351,11 @@ def scatter_to_striped(items, output, ranks, threads=None, items_per_thread=None
             coop.warp.exchange.scatter_to_striped(items, items, ranks, threads=THREADS, items_per_thread=ITEMS)
             for i in range(ITEMS):
                 d_out[base + i * 32 + lane] = items[i]
+
+        x = np.arange(THREADS * ITEMS, dtype=np.int32)
+        out = np.zeros_like(x)
+        k[1, THREADS](x, out)
+        assert (out.reshape(2, 64) == x.reshape(2, 64)[:, ::-1]).all()
     """
     exchange = _specialise(
         "coop.warp.exchange.scatter_to_striped", "scatter_to_striped",

@@ -34,7 +34,9 @@ accessed. ``items_per_thread``
 (optional constant) moves only the first that many items of the items array; by default
 all of them (``len(items)``).
 
-All but "transpose" need no shared memory and no barrier. Tile positions are computed in unsigned
+All but "transpose" need no shared memory and no barrier. ``coop.warp.load`` and
+``coop.warp.store`` list their parameters and have complete examples. Tile positions
+are computed in unsigned
 64-bit arithmetic: one base address per thread plus constant offsets per item, with no
 negative-index fix-ups (Numba adds those for signed indices).
 
@@ -494,44 +496,76 @@ def load(src, items, width=32, items_per_thread=None, algorithm="direct", valid_
     """Load a logical warp's tile from ``src`` into each lane's ``items`` (CUB
     WarpLoad::Load).
 
-    ``src`` is the array from the warp's tile onwards (``d_in[warp_base:]``); lane ``l``
-    of the logical warp of ``width`` lanes gets, with ``N = len(items)`` (or
-    ``items_per_thread``):
+    Parameters
+    ----------
+    src : array
+        {tile_array}
+    items : items array
+        {tile_items}
+    width : int, compile-time constant, default 32
+        {width}
+    items_per_thread : int, compile-time constant, optional
+        {tile_items_per_thread}
+    algorithm : str, compile-time constant, default "direct"
+        CUB's WARP_LOAD_*. With ``N`` items per lane, logical lane ``l`` gets:
+        ``"direct"``: tile items ``l*N .. l*N+N-1`` (blocked); ``"striped"``: items
+        ``l, l+width, ..., l+(N-1)*width`` (striped, coalesced); ``"vectorize"``:
+        blocked, read with 2- to 16-byte vector loads when the lane's items fill whole
+        vectors and the tile is aligned to the vector size (checked at run time),
+        otherwise, and in guarded calls, as ``"direct"``; ``"transpose"``: blocked, read
+        striped (coalesced) and rearranged through shared memory
+        (``coop.warp.exchange.striped_to_blocked``); needs ``items_per_thread`` and
+        ``threads``.
+    valid_items : int, run time, optional
+        {tile_valid_items}
+    oob_default : value, run time, optional
+        {oob_default}
+    threads : int, compile-time constant, optional
+        {warp_tile_threads}
+    temp_storage : shared array, optional
+        {warp_temp_storage}
+        Only ``"transpose"`` uses it; size:
+        ``coop.warp.load.temp_storage_bytes(dtype, threads, items_per_thread, width=32,
+        algorithm="transpose")``.
 
-    - ``"direct"`` / ``"vectorize"``: items ``l*N .. l*N+N-1`` (blocked);
-      ``"vectorize"`` reads them with vector instructions when the tile is aligned to the
-      vector size, else as ``"direct"``;
-    - ``"striped"``: items ``l, l + width, l + 2*width, ...``;
-    - ``"transpose"``: blocked, read striped (coalesced) and rearranged with
-      ``coop.warp.exchange.striped_to_blocked``; needs ``items_per_thread`` and
-      ``threads`` (the block's thread count, a multiple of ``width``) as constants.
+    Returns
+    -------
+    None
+        ``items`` holds the lane's items.
 
-    With ``valid_items``, only the first ``valid_items`` items of the tile are read; items
-    past them get ``oob_default`` if given, else are left unchanged ("transpose":
-    unspecified). "direct", "striped"
-    and "vectorize" use no shared memory and no barrier; "transpose" synchronises the
-    logical warp (``cuda.syncwarp``) and takes ``temp_storage=`` (size it with
-    ``coop.warp.load.temp_storage_bytes(dtype, threads, items_per_thread, width)``).
+    Barriers
+    --------
+    {warp_tile_barriers}
 
-    Example (each warp of 32 lanes sums its 128 items; lane 0 writes the sum)::
+    Notes
+    -----
+    {collective}
+
+    Example
+    -------
+    Each warp's 128 items read coalesced and transposed to blocked (lane ``l`` holds
+    items ``4*l .. 4*l+3``), then written back from there::
 
         import numpy as np
-        from numba import cuda
         import coop
+        from numba import cuda
+
+        THREADS, ITEMS = 64, 4
 
         @cuda.jit
-        def warp_totals(d_in, totals):
-            items = cuda.local.array(4, np.float32)
-            warp = cuda.grid(1) // 32
-            coop.warp.load(d_in[warp * 128:], items, algorithm="striped")
-            total = coop.warp.sum(items)
-            if cuda.laneid == 0:
-                totals[warp] = total
+        def copy_tiles(d_in, d_out):
+            i = cuda.grid(1)
+            warp_base = (i // 32) * 32 * ITEMS
+            items = cuda.local.array(ITEMS, np.int32)
+            coop.warp.load(d_in[warp_base:], items, items_per_thread=ITEMS,
+                           algorithm="transpose", threads=THREADS)
+            for k in range(ITEMS):
+                d_out[warp_base + (i % 32) * ITEMS + k] = items[k]
 
-        x = np.ones(512, np.float32)
-        totals = np.zeros(4, np.float32)
-        warp_totals[1, 128](x, totals)
-        assert (totals == 128).all()
+        x = np.arange(256, dtype=np.int32)
+        out = np.zeros_like(x)
+        copy_tiles[1, THREADS](x, out)
+        assert (out == x).all()
     """
     warp_move = _warp_specialise(
         Signature("coop.warp.load"), src, items, width, items_per_thread, algorithm, valid_items, oob_default,
@@ -550,16 +584,58 @@ def store(dst, items, width=32, items_per_thread=None, algorithm="direct", valid
           temp_storage=None):
     """Store each lane's ``items`` into a logical warp's tile of ``dst`` (CUB
     WarpStore::Store), in the arrangement ``coop.warp.load`` reads with the same
-    ``algorithm``: ``"direct"`` / ``"vectorize"`` blocked (lane ``l`` writes items
-    ``l*N .. l*N+N-1``), ``"striped"`` (item ``i`` of lane ``l`` to ``i*width + l``),
-    ``"transpose"`` (blocked items, rearranged in place with
-    ``coop.warp.exchange.blocked_to_striped`` and written striped; needs
-    ``items_per_thread`` and ``threads`` as constants, see ``coop.warp.load``).
+    ``algorithm``.
 
-    With ``valid_items``, only the first ``valid_items`` items of the tile are written;
-    nothing past them is touched. No shared memory, no barrier but for "transpose".
+    Parameters
+    ----------
+    dst : array
+        {tile_array}
+    items : items array
+        {tile_items}
+    width : int, compile-time constant, default 32
+        {width}
+    items_per_thread : int, compile-time constant, optional
+        {tile_items_per_thread}
+    algorithm : str, compile-time constant, default "direct"
+        CUB's WARP_STORE_*. With ``N`` items per lane, logical lane ``l`` writes:
+        ``"direct"``: tile items ``l*N .. l*N+N-1`` (blocked); ``"striped"``: item ``i``
+        to position ``i*width + l`` (coalesced); ``"vectorize"``: blocked, with 2- to
+        16-byte vector stores when the lane's items fill whole vectors and the tile is
+        aligned to the vector size (checked at run time), otherwise, and in guarded
+        calls, as ``"direct"``; ``"transpose"``: blocked items, rearranged in place
+        through shared memory (``coop.warp.exchange.blocked_to_striped``: ``items`` is
+        left striped) and written striped; needs ``items_per_thread`` and ``threads``.
+    valid_items : int, run time, optional
+        {tile_valid_items}
+    threads : int, compile-time constant, optional
+        {warp_tile_threads}
+    temp_storage : shared array, optional
+        {warp_temp_storage}
+        Only ``"transpose"`` uses it; size:
+        ``coop.warp.store.temp_storage_bytes(dtype, threads, items_per_thread, width=32,
+        algorithm="transpose")``.
 
-    Example (logical warps of 16 lanes, 2 items each; the array ends mid-tile)::
+    Returns
+    -------
+    None
+        The tile of ``dst`` holds the items.
+
+    Barriers
+    --------
+    {warp_tile_barriers}
+
+    Notes
+    -----
+    {collective}
+
+    Example
+    -------
+    Logical warps of 16 lanes store 2 items each (a tile of 32); the array ends in the
+    second tile::
+
+        import numpy as np
+        import coop
+        from numba import cuda
 
         @cuda.jit
         def ramp(d_out, n):

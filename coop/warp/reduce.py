@@ -15,7 +15,8 @@ No shared memory, no barriers: lanes exchange values with ``shfl.sync``.
 per lane, only lanes ``0 .. valid_items-1`` contribute; with items arrays, only the
 first ``valid_items`` items of the warp's tile (lane ``l`` holds items
 ``l*N .. l*N+N-1``). Operators need to be associative, not commutative: values are
-combined in lane order.
+combined in lane order. Each function's docstring lists its parameters and has a
+complete example.
 """
 
 import operator
@@ -199,33 +200,106 @@ def _specialise_sum(name, reduction, value, width, valid_items):
 @primitive("coop.warp.reduce", group="warp", uniform=("valid_items",))
 def reduce(value, op, width=32, valid_items=None):
     """Reduce the values (or items arrays) of a logical warp with ``op``; the aggregate
-    is returned to logical lane 0, other lanes get unspecified partials
-    (CUB WarpReduce::Reduce).
+    goes to logical lane 0 (CUB WarpReduce::Reduce).
 
-    ``op`` is a binary operator (``operator.*``, a lambda, a ``@cuda.jit(device=True)``
-    function or a ``coop.ops`` operator); associative, not necessarily commutative.
+    Parameters
+    ----------
+    value : value or items array
+        {warp_value}
+        {value_types}
+    op : operator
+        {op}
+    width : int, compile-time constant, default 32
+        {width}
+    valid_items : int, run time, optional
+        {warp_valid_items}
 
-    Example::
+    Returns
+    -------
+    value
+        In logical lane 0: ``op`` over the logical warp's values (or items) in lane
+        order, of the value's type. Other lanes get unspecified partials, as in CUB.
+
+    Barriers
+    --------
+    {warp_barriers}
+
+    Notes
+    -----
+    {collective}
+
+    Example
+    -------
+    The index of each warp's largest value (of equal values, the first), reducing
+    ``(value, index)`` tuples::
+
+        import numpy as np
+        import coop
+        from numba import cuda
 
         @cuda.jit
-        def k(x, out):
+        def warp_argmax(x, best):
             i = cuda.grid(1)
-            m = coop.warp.reduce(x[i], coop.ops.max)
+            value, index = coop.warp.reduce((x[i], i), coop.ops.argmax)
             if cuda.laneid == 0:
-                out[i // 32] = m
+                best[i // 32] = index
+
+        x = np.random.default_rng(7).integers(0, 10, 64).astype(np.int32)
+        best = np.zeros(2, np.int64)
+        warp_argmax[1, 64](x, best)
+        assert (best == x.reshape(2, 32).argmax(axis=1) + [0, 32]).all()
     """
     return _specialise_reduce("coop.warp.reduce", value, op, width, valid_items, False)
 
 
 @primitive("coop.warp.all_reduce", group="warp", uniform=("valid_items",))
 def all_reduce(value, op, width=32, valid_items=None):
-    """As ``reduce``, with the aggregate returned to every lane of the logical warp.
+    """Reduce the values (or items arrays) of a logical warp with ``op``; every lane
+    gets the aggregate (CUB WarpReduce::Reduce, then a broadcast).
 
-    All lanes receive bitwise identical results, floats included.
+    Parameters
+    ----------
+    value : value or items array
+        {warp_value}
+        {value_types}
+    op : operator
+        {op}
+    width : int, compile-time constant, default 32
+        {width}
+    valid_items : int, run time, optional
+        {warp_valid_items}
 
-    Example::
+    Returns
+    -------
+    value
+        In every lane of the logical warp: ``op`` over its values (or items) in lane
+        order, of the value's type; bitwise identical in all lanes, floats included.
 
-        m = coop.warp.all_reduce(x[i], lambda a, b: max(a, b), width=8)
+    Barriers
+    --------
+    {warp_barriers}
+
+    Notes
+    -----
+    {collective}
+
+    Example
+    -------
+    The maximum of each logical warp of 8 lanes, in all its lanes::
+
+        import numpy as np
+        import coop
+        from numba import cuda
+
+        @cuda.jit
+        def group_max(x, out):
+            i = cuda.grid(1)
+            out[i] = coop.warp.all_reduce(x[i], lambda a, b: max(a, b), width=8)
+
+        x = np.random.default_rng(8).integers(-100, 100, 64).astype(np.int32)
+        out = np.zeros_like(x)
+        group_max[1, 64](x, out)
+        assert (out == np.repeat(x.reshape(8, 8).max(axis=1), 8)).all()
     """
     return _specialise_reduce("coop.warp.all_reduce", value, op, width, valid_items, True)
 
@@ -235,22 +309,104 @@ def sum(value, width=32, valid_items=None):  # noqa: A001  (CUB's name)
     """Sum of the values (or items arrays) of a logical warp, returned to logical lane 0
     (CUB WarpReduce::Sum).
 
-    Example::
+    Parameters
+    ----------
+    value : number, bool or items array
+        {warp_value}
+        {sum_types}
+    width : int, compile-time constant, default 32
+        {width}
+    valid_items : int, run time, optional
+        {warp_valid_items}
 
-        s = coop.warp.sum(x[i])
-        if cuda.laneid == 0:
-            out[i // 32] = s
+    Returns
+    -------
+    value
+        In logical lane 0: the sum, of the value's type (integer sums wrap), int32 for
+        bools. Other lanes get unspecified partials, as in CUB.
+
+    Barriers
+    --------
+    {warp_barriers}
+
+    Notes
+    -----
+    {collective}
+
+    Example
+    -------
+    Sums of the warps of a partial last tile: lanes past ``n`` call with any value,
+    which ``valid_items`` leaves out::
+
+        import numpy as np
+        import coop
+        from numba import cuda
+
+        @cuda.jit
+        def warp_sums(x, sums, n):
+            i = cuda.grid(1)
+            warp = i // 32
+            total = coop.warp.sum(x[min(i, n - 1)], valid_items=n - warp * 32)
+            if cuda.laneid == 0:
+                sums[warp] = total
+
+        x = np.random.default_rng(9).integers(-100, 100, 50).astype(np.int32)
+        sums = np.zeros(2, np.int32)
+        warp_sums[1, 64](x, sums, len(x))
+        assert sums[0] == x[:32].sum() and sums[1] == x[32:].sum()
     """
     return _specialise_sum("coop.warp.sum", reduce, value, width, valid_items)
 
 
 @primitive("coop.warp.all_sum", group="warp", uniform=("valid_items",))
 def all_sum(value, width=32, valid_items=None):
-    """Sum of the values (or items arrays) of a logical warp, returned to every lane.
+    """Sum of the values (or items arrays) of a logical warp, returned to every lane
+    (CUB WarpReduce::Sum, then a broadcast).
 
-    Example::
+    Parameters
+    ----------
+    value : number, bool or items array
+        {warp_value}
+        {sum_types}
+    width : int, compile-time constant, default 32
+        {width}
+    valid_items : int, run time, optional
+        {warp_valid_items}
 
-        s = coop.warp.all_sum(items)          # items: cuda.local.array(4, np.float32)
+    Returns
+    -------
+    value
+        In every lane of the logical warp: the sum, of the value's type (integer sums
+        wrap), int32 for bools; bitwise identical in all lanes.
+
+    Barriers
+    --------
+    {warp_barriers}
+
+    Notes
+    -----
+    {collective}
+
+    Example
+    -------
+    Each warp's sum of its 128 items (4 per lane), in every lane::
+
+        import numpy as np
+        import coop
+        from numba import cuda
+
+        @cuda.jit
+        def tile_totals(x, out):
+            i = cuda.grid(1)
+            items = cuda.local.array(4, np.int32)
+            for k in range(4):
+                items[k] = x[4 * i + k]
+            out[i] = coop.warp.all_sum(items)
+
+        x = np.random.default_rng(10).integers(-100, 100, 256).astype(np.int32)
+        out = np.zeros(64, np.int32)
+        tile_totals[1, 64](x, out)
+        assert (out == np.repeat(x.reshape(2, 128).sum(axis=1), 32)).all()
     """
     return _specialise_sum("coop.warp.all_sum", all_reduce, value, width, valid_items)
 
@@ -302,25 +458,120 @@ def _specialise_segmented(name, value, flag, op, width, head_segmented):
 
 @primitive("coop.warp.head_segmented_reduce", group="warp")
 def head_segmented_reduce(value, flag, op, width=32):
-    """Segmented reduction where ``flag`` marks the first lane of each segment (logical
-    lane 0 always starts one). The reduction of each segment is returned to its first
-    lane (CUB WarpReduce::HeadSegmentedReduce).
+    """Reduce each segment of a logical warp's values with ``op``, segments marked by
+    head flags; the first lane of each segment gets its reduction (CUB
+    WarpReduce::HeadSegmentedReduce).
 
-    Example::
+    Parameters
+    ----------
+    value : value
+        The lane's value, a scalar or a tuple of scalars (not an items array).
+    flag : bool or int, run time
+        True (nonzero) in the first lane of each segment. Logical lane 0 always starts
+        a segment, whatever its flag; a segment ends before the next flagged lane or
+        at the end of the logical warp.
+    op : operator
+        {op}
+    width : int, compile-time constant, default 32
+        {width}
 
-        seg_total = coop.warp.head_segmented_reduce(x[i], starts[i], operator.add)
+    Returns
+    -------
+    value
+        In the first lane of each segment: ``op`` over the segment's values in lane
+        order, of the value's type. Other lanes get unspecified partials, as in CUB.
+
+    Barriers
+    --------
+    {warp_barriers}
+
+    Notes
+    -----
+    {collective}
+
+    Example
+    -------
+    Sums of the segments starting at lanes 0, 5, 6 and 20::
+
+        import operator
+        import numpy as np
+        import coop
+        from numba import cuda
+
+        @cuda.jit
+        def segment_sums(x, heads, out):
+            i = cuda.grid(1)
+            total = coop.warp.head_segmented_reduce(x[i], heads[i], operator.add)
+            if heads[i] or cuda.laneid == 0:
+                out[i] = total
+
+        x = np.random.default_rng(11).integers(-100, 100, 32).astype(np.int32)
+        heads = np.zeros(32, np.bool_)
+        heads[[0, 5, 6, 20]] = True
+        out = np.zeros_like(x)
+        segment_sums[1, 32](x, heads, out)
+        starts = np.flatnonzero(heads)
+        assert (out[starts] == np.add.reduceat(x, starts)).all()
     """
     return _specialise_segmented("coop.warp.head_segmented_reduce", value, flag, op, width, True)
 
 
 @primitive("coop.warp.tail_segmented_reduce", group="warp")
 def tail_segmented_reduce(value, flag, op, width=32):
-    """Segmented reduction where ``flag`` marks the last lane of each segment. The
-    reduction of each segment is returned to its first lane (logical lane 0 for the
-    first segment) (CUB WarpReduce::TailSegmentedReduce).
+    """Reduce each segment of a logical warp's values with ``op``, segments marked by
+    tail flags; the first lane of each segment gets its reduction (CUB
+    WarpReduce::TailSegmentedReduce).
 
-    Example::
+    Parameters
+    ----------
+    value : value
+        The lane's value, a scalar or a tuple of scalars (not an items array).
+    flag : bool or int, run time
+        True (nonzero) in the last lane of each segment. The last logical lane always
+        ends a segment, whatever its flag; the first segment starts at logical lane 0,
+        each other one after a flagged lane.
+    op : operator
+        {op}
+    width : int, compile-time constant, default 32
+        {width}
 
-        seg_total = coop.warp.tail_segmented_reduce(x[i], ends[i], operator.add)
+    Returns
+    -------
+    value
+        In the first lane of each segment (logical lane 0 and each lane after a flagged
+        one): ``op`` over the segment's values in lane order, of the value's type.
+        Other lanes get unspecified partials, as in CUB.
+
+    Barriers
+    --------
+    {warp_barriers}
+
+    Notes
+    -----
+    {collective}
+
+    Example
+    -------
+    Sums of the segments ending at lanes 4, 5, 19 and 31::
+
+        import operator
+        import numpy as np
+        import coop
+        from numba import cuda
+
+        @cuda.jit
+        def segment_sums(x, tails, out):
+            i = cuda.grid(1)
+            total = coop.warp.tail_segmented_reduce(x[i], tails[i], operator.add)
+            if cuda.laneid == 0 or tails[i - 1]:
+                out[i] = total
+
+        x = np.random.default_rng(12).integers(-100, 100, 32).astype(np.int32)
+        tails = np.zeros(32, np.bool_)
+        tails[[4, 5, 19, 31]] = True
+        out = np.zeros_like(x)
+        segment_sums[1, 32](x, tails, out)
+        starts = np.array([0, 5, 6, 20])
+        assert (out[starts] == np.add.reduceat(x, starts)).all()
     """
     return _specialise_segmented("coop.warp.tail_segmented_reduce", value, flag, op, width, False)

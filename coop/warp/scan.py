@@ -13,6 +13,7 @@ Every lane receives the warp aggregate: the reduction of all inputs of its logic
 (not including ``initial``). Exclusive scans give logical lane 0 (its first item) the
 ``initial`` value; without ``initial``, that one result is unspecified (as in CUB),
 except for sums, where it is 0. Operators need to be associative, not commutative.
+Each function's docstring lists its parameters and has a complete example.
 """
 
 import operator
@@ -147,13 +148,61 @@ def _scan_arguments(sig, value, output, op, width, return_aggregate):
 @primitive("coop.warp.inclusive_scan", group="warp")
 def inclusive_scan(value, op, output=None, width=32, return_aggregate=False):
     """Inclusive prefix scan over a logical warp with ``op`` (CUB
-    WarpScan::InclusiveScan): lane ``l`` gets ``op`` over the inputs of lanes 0..l.
+    WarpScan::InclusiveScan): lane ``l`` gets ``op`` over the inputs of lanes 0..l
+    (with items arrays: item ``k`` of the warp's tile gets ``op`` over items 0..k).
 
-    Example::
+    Parameters
+    ----------
+    value : value or items array
+        {warp_value}
+        {value_types}
+    op : operator
+        {op}
+    output : items array, optional
+        {scan_output}
+    width : int, compile-time constant, default 32
+        {width}
+    return_aggregate : bool, compile-time constant, default False
+        {return_aggregate}
 
-        running_max = coop.warp.inclusive_scan(x[i], coop.ops.max)
-        scan, total = coop.warp.inclusive_scan(x[i], operator.add, return_aggregate=True)
-        total = coop.warp.inclusive_scan(items, operator.add, items)   # items in place
+    Returns
+    -------
+    value, tuple or aggregate
+        {warp_scan_returns}
+
+    Barriers
+    --------
+    {warp_barriers}
+
+    Notes
+    -----
+    {collective}
+
+    Example
+    -------
+    Running maximum over each warp, and the warp's maximum::
+
+        import numpy as np
+        import coop
+        from numba import cuda
+
+        @cuda.jit
+        def running_max(x, out, warp_max):
+            i = cuda.grid(1)
+            scan, total = coop.warp.inclusive_scan(x[i], coop.ops.max, return_aggregate=True)
+            out[i] = scan
+            if cuda.laneid == 0:
+                warp_max[i // 32] = total
+
+        x = np.random.default_rng(13).integers(-100, 100, 64).astype(np.int32)
+        out, warp_max = np.zeros_like(x), np.zeros(2, np.int32)
+        running_max[1, 64](x, out, warp_max)
+        assert (out == np.maximum.accumulate(x.reshape(2, 32), axis=1).ravel()).all()
+        assert (warp_max == x.reshape(2, 32).max(axis=1)).all()
+
+    Fragment (inside a kernel): an items array scanned in place::
+
+        total = coop.warp.inclusive_scan(items, operator.add, items)
     """
     sig = Signature("coop.warp.inclusive_scan")
     dtype, is_items, lanes, with_aggregate = _scan_arguments(
@@ -187,12 +236,68 @@ def inclusive_scan(value, op, output=None, width=32, return_aggregate=False):
 def exclusive_scan(value, op, initial=None, output=None, width=32, return_aggregate=False):
     """Exclusive prefix scan over a logical warp with ``op`` (CUB
     WarpScan::ExclusiveScan): lane ``l`` gets ``op`` over ``initial`` and the inputs
-    of lanes 0..l-1; logical lane 0 gets ``initial`` (unspecified without it).
+    of lanes 0..l-1 (with items arrays: item ``k`` of the warp's tile gets ``op`` over
+    ``initial`` and items 0..k-1); logical lane 0 (its first item) gets ``initial``.
 
-    Example::
+    Parameters
+    ----------
+    value : value or items array
+        {warp_value}
+        {value_types}
+    op : operator
+        {op}
+    initial : value, run time, optional
+        The seed, converted to the value's type: logical lane 0 (its first item) gets
+        it, and it is combined before every other result. Default None: logical lane
+        0's result (its first item's) is unspecified, as in CUB.
+    output : items array, optional
+        {scan_output}
+    width : int, compile-time constant, default 32
+        {width}
+    return_aggregate : bool, compile-time constant, default False
+        {return_aggregate}
 
-        offsets = coop.warp.exclusive_scan(x[i], operator.add, 0)
-        total = coop.warp.exclusive_scan(items, operator.mul, 1, items)  # in place
+    Returns
+    -------
+    value, tuple or aggregate
+        {warp_scan_returns}
+
+    Barriers
+    --------
+    {warp_barriers}
+
+    Notes
+    -----
+    {collective}
+
+    Example
+    -------
+    Each warp's 128 items (4 per lane) scanned in place from 1000, and the warp's
+    total::
+
+        import operator
+        import numpy as np
+        import coop
+        from numba import cuda
+
+        @cuda.jit
+        def offsets(x, out, totals):
+            i = cuda.grid(1)
+            items = cuda.local.array(4, np.int32)
+            for k in range(4):
+                items[k] = x[4 * i + k]
+            total = coop.warp.exclusive_scan(items, operator.add, 1000, items)
+            for k in range(4):
+                out[4 * i + k] = items[k]
+            if cuda.laneid == 0:
+                totals[i // 32] = total
+
+        x = np.random.default_rng(14).integers(-100, 100, 256).astype(np.int32)
+        out, totals = np.zeros_like(x), np.zeros(2, np.int32)
+        offsets[1, 64](x, out, totals)
+        tiles = x.reshape(2, 128)
+        assert (out.reshape(2, 128) == 1000 + np.cumsum(tiles, axis=1) - tiles).all()
+        assert (totals == tiles.sum(axis=1)).all()
     """
     sig = Signature("coop.warp.exclusive_scan")
     dtype, is_items, lanes, with_aggregate = _scan_arguments(
@@ -280,11 +385,52 @@ def _specialise_sum(name, scan, value, output, width, return_aggregate, exclusiv
 
 @primitive("coop.warp.inclusive_sum", group="warp")
 def inclusive_sum(value, output=None, width=32, return_aggregate=False):
-    """Inclusive prefix sum over a logical warp (CUB WarpScan::InclusiveSum).
+    """Inclusive prefix sum over a logical warp (CUB WarpScan::InclusiveSum): lane
+    ``l`` gets the sum of the inputs of lanes 0..l (with items arrays: item ``k`` of the
+    warp's tile the sum of items 0..k).
 
-    Example::
+    Parameters
+    ----------
+    value : number or items array
+        {warp_value}
+        {scan_sum_types}
+    output : items array, optional
+        {scan_output}
+    width : int, compile-time constant, default 32
+        {width}
+    return_aggregate : bool, compile-time constant, default False
+        {return_aggregate}
 
-        running = coop.warp.inclusive_sum(x[i])
+    Returns
+    -------
+    value, tuple or aggregate
+        {warp_scan_returns}
+
+    Barriers
+    --------
+    {warp_barriers}
+
+    Notes
+    -----
+    {collective}
+
+    Example
+    -------
+    Running sums within logical warps of 16 lanes::
+
+        import numpy as np
+        import coop
+        from numba import cuda
+
+        @cuda.jit
+        def running_sums(x, out):
+            i = cuda.grid(1)
+            out[i] = coop.warp.inclusive_sum(x[i], width=16)
+
+        x = np.random.default_rng(15).integers(-100, 100, 64).astype(np.int32)
+        out = np.zeros_like(x)
+        running_sums[1, 64](x, out)
+        assert (out == np.cumsum(x.reshape(4, 16), axis=1).ravel()).all()
     """
     return _specialise_sum(
         "coop.warp.inclusive_sum", inclusive_scan, value, output, width, return_aggregate, False
@@ -293,12 +439,61 @@ def inclusive_sum(value, output=None, width=32, return_aggregate=False):
 
 @primitive("coop.warp.exclusive_sum", group="warp")
 def exclusive_sum(value, output=None, width=32, return_aggregate=False):
-    """Exclusive prefix sum over a logical warp; logical lane 0 gets 0
-    (CUB WarpScan::ExclusiveSum).
+    """Exclusive prefix sum over a logical warp (CUB WarpScan::ExclusiveSum): lane
+    ``l`` gets the sum of the inputs of lanes 0..l-1, logical lane 0 (its first item)
+    gets 0.
 
-    Example::
+    Parameters
+    ----------
+    value : number or items array
+        {warp_value}
+        {scan_sum_types}
+    output : items array, optional
+        {scan_output}
+    width : int, compile-time constant, default 32
+        {width}
+    return_aggregate : bool, compile-time constant, default False
+        {return_aggregate}
 
-        offset, total = coop.warp.exclusive_sum(count, return_aggregate=True)
+    Returns
+    -------
+    value, tuple or aggregate
+        {warp_scan_returns}
+
+    Barriers
+    --------
+    {warp_barriers}
+
+    Notes
+    -----
+    {collective}
+
+    Example
+    -------
+    Stream compaction within each warp: the positive values, in order, to the front of
+    the warp's part of ``out``, and how many there are::
+
+        import numpy as np
+        import coop
+        from numba import cuda
+
+        @cuda.jit
+        def compact(x, out, counts):
+            i = cuda.grid(1)
+            warp = i // 32
+            keep = np.int32(x[i] > 0)
+            offset, count = coop.warp.exclusive_sum(keep, return_aggregate=True)
+            if keep:
+                out[warp * 32 + offset] = x[i]
+            if cuda.laneid == 0:
+                counts[warp] = count
+
+        x = np.random.default_rng(16).integers(-100, 100, 64).astype(np.int32)
+        out, counts = np.zeros_like(x), np.zeros(2, np.int32)
+        compact[1, 64](x, out, counts)
+        for w, part in enumerate(x.reshape(2, 32)):
+            kept = part[part > 0]
+            assert counts[w] == len(kept) and (out[32 * w : 32 * w + len(kept)] == kept).all()
     """
     return _specialise_sum(
         "coop.warp.exclusive_sum", exclusive_scan, value, output, width, return_aggregate, True
@@ -308,11 +503,48 @@ def exclusive_sum(value, output=None, width=32, return_aggregate=False):
 @primitive("coop.warp.broadcast", group="warp", uniform=("src_lane",))
 def broadcast(value, src_lane, width=32):
     """Every lane of the logical warp gets the value of logical lane ``src_lane``
-    (CUB WarpScan::Broadcast). Any value type, tuples included.
+    (CUB WarpScan::Broadcast).
 
-    Example::
+    Parameters
+    ----------
+    value : value
+        The lane's value, a scalar or a tuple of scalars (not an items array).
+    src_lane : int, run time
+        Required: the logical lane whose value every lane gets, ``0 <= src_lane <
+        width``, the same in every lane of the logical warp.
+    width : int, compile-time constant, default 32
+        {width}
 
-        leader_value = coop.warp.broadcast(x[i], 0)
+    Returns
+    -------
+    value
+        In every lane of the logical warp: logical lane ``src_lane``'s ``value``.
+
+    Barriers
+    --------
+    {warp_barriers}
+
+    Notes
+    -----
+    {collective}
+
+    Example
+    -------
+    The value of logical lane 3 of each logical warp of 8 lanes, in all its lanes::
+
+        import numpy as np
+        import coop
+        from numba import cuda
+
+        @cuda.jit
+        def from_lane_3(x, out):
+            i = cuda.grid(1)
+            out[i] = coop.warp.broadcast(x[i], 3, width=8)
+
+        x = np.random.default_rng(17).integers(-100, 100, 64).astype(np.int32)
+        out = np.zeros_like(x)
+        from_lane_3[1, 64](x, out)
+        assert (out == np.repeat(x.reshape(8, 8)[:, 3], 8)).all()
     """
     sig = Signature("coop.warp.broadcast")
     dtype, is_items = sig.value_or_items(value, "value")
