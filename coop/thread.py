@@ -200,7 +200,7 @@ def reduce(items, op, prefix=None):
             return reduce_items(items, op, convert)
 
     else:
-        sig.value_or_items(prefix, "prefix")
+        sig.single_value(prefix, "prefix", dtype)
 
         def impl(items, op, prefix=None):
             return reduce_items_with_prefix(items, op, convert, convert(prefix))
@@ -280,6 +280,8 @@ def inclusive_scan(items, output, op, prefix=None):
     sig.operator(op, dtype)
     convert = converter(dtype)
     check_output = output_check(sig.primitive, True)
+    if not is_none(prefix):
+        sig.single_value(prefix, "prefix", dtype)
     if is_none(prefix):
 
         def impl(items, output, op, prefix=None):
@@ -357,6 +359,7 @@ def exclusive_scan(items, output, op, initial):
     sig = Signature("coop.thread.exclusive_scan")
     dtype = sig.items(items, "items")
     sig.output_items(output, "output", dtype)
+    sig.single_value(initial, "initial", dtype)
     sig.operator(op, dtype)
     convert = converter(dtype)
     check_output = output_check(sig.primitive, True)

@@ -338,6 +338,27 @@ def operator_wrong_type(x, out):
 
 
 @misuse(
+    "thread-prefix-array",
+    (types.int32[::1], types.int32[::1]),
+    "coop.thread.reduce: prefix must be one value, not an array",
+)
+def thread_prefix_array(x, out):
+    items = cuda.local.array(2, np.int32)
+    items[0], items[1] = x[0], x[1]
+    out[0] = coop.thread.reduce(items, operator.add, items)
+
+
+@misuse(
+    "scan-initial-not-convertible",
+    (types.float32[::1], types.float32[::1]),
+    "coop.block.exclusive_scan: initial must be convertible to float32, got UniTuple(float32 x 2)",
+)
+def scan_initial_not_convertible(x, out):
+    i = cuda.grid(1)
+    out[i] = coop.block.exclusive_scan(x[i], operator.add, (x[0], x[1]))
+
+
+@misuse(
     "items-not-1d",
     (types.int32[::1], types.int32[::1]),
     "coop.thread.reduce: items must be a 1-D items array (cuda.local.array(N, dtype)), got 2-D",

@@ -426,6 +426,18 @@ class Signature:
                 "array passed with writeable=False); pass a writable array",
             )
 
+    def single_value(self, ty, param, dtype):
+        """Check a value (an initial value, a prefix) to be combined with ``dtype``
+        values: one value, not an array, convertible to ``dtype``."""
+        from coop._core.values import convertible
+
+        value_type, is_items = self.value_or_items(ty, param)
+        if is_items:
+            raise self.error(param, "must be one value, not an array")
+        if not convertible(value_type, dtype):
+            raise self.error(param, f"must be convertible to {dtype}, got {value_type}")
+        return value_type
+
     def output_items(self, ty, param, dtype):
         self.writable(ty, param)
         item_type = self.items(ty, param)

@@ -266,6 +266,10 @@ def _specialise_reduce(sig, value, op, valid_items, threads, algorithm, temp_sto
     # before writing, wait for the previous call's reads: all_reduce ends with a barrier
     # after which only its result slot is read, which no call writes first
     lead_sync = users_buffer or not to_all
+    # the raking algorithms reduce a block of one warp with shuffles alone, passing no
+    # barrier before the result slot is written: in the caller's buffer, wait for the
+    # primitive that used it before
+    one_warp_sync = to_all and users_buffer and algorithm != "warp_reductions"
 
     def reduction(value, op, valid_items, temp_storage):
         buffer = scratch(temp_storage)
@@ -273,6 +277,8 @@ def _specialise_reduce(sig, value, op, valid_items, threads, algorithm, temp_sto
         x, contributing = prepare(value, op, convert, n, valid_items)
         total = reduce_block(x, op, convert, down, buffer, load, n, contributing, warp_reduce, lead_sync)
         if to_all:
+            if one_warp_sync and n <= 32:
+                cuda.syncthreads()
             if block_rank() == 0:
                 store(buffer, result_slot, total)
             cuda.syncthreads()

@@ -236,6 +236,8 @@ def _specialise_scan(sig, value, op, initial, output, prefix_op, prefix_state, t
     block = sig.block_threads(threads)
     algorithm = sig.choice(algorithm, "algorithm", tuple(ALGORITHMS))
     has_initial = not is_none(initial)
+    if has_initial:
+        sig.single_value(initial, "initial", dtype)
     has_callback = _check_callback(sig, prefix_op, prefix_state, dtype)
     if has_initial and has_callback:
         raise sig.error("prefix_op", "cannot be combined with initial: the callback gives the prefix")

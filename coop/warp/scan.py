@@ -305,9 +305,7 @@ def exclusive_scan(value, op, initial=None, output=None, width=32, return_aggreg
     )
     seeded = not is_none(initial)
     if seeded:
-        initial_type, initial_is_items = sig.value_or_items(initial, "initial")
-        if initial_is_items:
-            raise sig.error("initial", "must be one value, not an array")
+        sig.single_value(initial, "initial", dtype)
     convert = converter(dtype)
     up, idx = shuffler(UP, lanes), shuffler(IDX, lanes)
     check_output = output_check(sig.primitive, is_items)
