@@ -1,25 +1,26 @@
 """A tour of coop: ``python -m coop``.
 
-Runs five small kernels built from coop's warp and thread primitives, checks each result
-against NumPy (exactly) and prints one line per kernel. It runs on the GPU if there is
-one, otherwise on Numba's CUDA simulator, and says which. The exit status is non-zero if
-any kernel gives a wrong result.
+Runs six small kernels built from coop's warp, thread and block primitives, checks each
+result against NumPy (exactly) and prints one line per kernel. It runs on the GPU if there
+is one, otherwise on Numba's CUDA simulator, and says which. The exit status is non-zero
+if any kernel gives a wrong result.
 """
 
 import sys
 import warnings
 
 import numpy as np
+
+import coop  # before numba.cuda: without a GPU, importing coop chooses Numba's simulator
 from numba import cuda
 from numba.cuda.core.errors import NumbaPerformanceWarning
-
-import coop  # without a GPU, importing coop chose Numba's simulator
 
 # The tour launches one tiny block per kernel; Numba would warn that it leaves the GPU idle.
 warnings.filterwarnings("ignore", category=NumbaPerformanceWarning)
 
 WARPS = 2
 THREADS = 32 * WARPS  # one block of two warps
+BLOCK_2D = (32, WARPS)  # the same 64 threads as a 2-D block, for the block-wide scan
 ITEMS = 4  # items per thread in the thread-level scan
 
 rng = np.random.default_rng(2024)
@@ -134,12 +135,34 @@ def thread_scan():
     ) and np.array_equal(totals.copy_to_host(), per_thread.sum(axis=1))
 
 
+# -- 6. block exclusive sum over a 2-D block: each thread's offset, and the block's total --
+
+
+@cuda.jit
+def block_offsets_kernel(counts, offsets, totals):
+    rank = cuda.threadIdx.x + cuda.threadIdx.y * cuda.blockDim.x  # CUB's rank in a 2-D block
+    offset, total = coop.block.exclusive_sum(counts[rank], threads=THREADS, return_aggregate=True)
+    offsets[rank] = offset
+    totals[rank] = total
+
+
+def block_exclusive_sum():
+    counts = rng.integers(0, 10, THREADS).astype(np.int32)
+    offsets = cuda.device_array(THREADS, np.int32)
+    totals = cuda.device_array(THREADS, np.int32)
+    block_offsets_kernel[1, BLOCK_2D](cuda.to_device(counts), offsets, totals)
+    return np.array_equal(offsets.copy_to_host(), np.cumsum(counts) - counts) and np.array_equal(
+        totals.copy_to_host(), np.full(THREADS, counts.sum())
+    )
+
+
 TOUR = [
     ("warp sum", warp_sum),
     ("warp max (lambda)", warp_max),
     ("warp exclusive sum + aggregate", warp_exclusive_sum),
     ("warp argmax (value, index)", warp_argmax),
     ("thread inclusive sum", thread_scan),
+    ("block exclusive sum (2-D block)", block_exclusive_sum),
 ]
 
 

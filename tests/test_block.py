@@ -661,7 +661,7 @@ def test_float_sums_are_bitwise_identical_across_runs():
 # -- temp_storage: one caller's shared array for several primitives ------------------------
 
 
-@pytest.mark.parametrize("reduce_algorithm,scan_algorithm", zip(REDUCE_ALGORITHMS, SCAN_ALGORITHMS))
+@pytest.mark.parametrize("reduce_algorithm,scan_algorithm", list(zip(REDUCE_ALGORITHMS, SCAN_ALGORITHMS)))
 def test_temp_storage_shared_between_primitives(reduce_algorithm, scan_algorithm):
     """One shared array, sized on the host as the largest need, serves a scan, a sum, an
     all_reduce of tuples and another scan back to back, without barriers in between."""

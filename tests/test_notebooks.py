@@ -5,6 +5,11 @@ notebooks folder, with this process's environment (so ``NUMBA_ENABLE_CUDASIM`` a
 ``COOP_TEST_MODE``, set by conftest.py, reach the kernel) and the repository root on
 ``PYTHONPATH`` (so the kernel imports this checkout's coop). The notebooks check their
 own results with asserts; a failing assert fails the test.
+
+Plots are drawn headless by matplotlib's inline backend, which renders each figure to a
+PNG output of its cell (ipykernel's default; set here so that a GUI ``MPLBACKEND`` in the
+caller's environment cannot take its place). ``FIGURES`` lists how many figures a
+notebook draws on the simulator, which the test checks.
 """
 
 import os
@@ -20,6 +25,9 @@ pytest.importorskip("ipykernel")
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 
+# Figures drawn from kernel results, on the simulator as on a GPU (timing plots: GPU only).
+FIGURES = {"01_block_reduce_and_scan.ipynb": 1}
+
 
 def test_there_are_notebooks():
     assert NOTEBOOKS, "no notebooks/*.ipynb found"
@@ -30,6 +38,7 @@ def test_notebook_runs(path, monkeypatch):
     # The kernel is started with os.environ: put this checkout first on its path.
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
     monkeypatch.setenv("PYTHONUNBUFFERED", "1")
+    monkeypatch.setenv("MPLBACKEND", "module://matplotlib_inline.backend_inline")
     notebook = nbformat.read(path, as_version=4)
     client = nbclient.NotebookClient(
         notebook,
@@ -42,3 +51,9 @@ def test_notebook_runs(path, monkeypatch):
     except nbclient.exceptions.CellExecutionError as error:
         message = re.sub(r"\x1b\[[0-9;]*m", "", str(error))  # the traceback's colours
         pytest.fail(f"{path.name}: a cell raised\n{message}", pytrace=False)
+    if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1" and path.name in FIGURES:
+        figures = sum(
+            "image/png" in output.get("data", {}) for cell in notebook.cells for output in cell.get("outputs", [])
+        )
+        expected = FIGURES[path.name]
+        assert figures == expected, f"{path.name}: drew {figures} figures, not {expected} (is matplotlib installed?)"

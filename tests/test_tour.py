@@ -15,4 +15,5 @@ def test_tour_runs_and_checks_pass():
     )
     assert run.returncode == 0, run.stdout + run.stderr
     assert "MISMATCH" not in run.stdout and "ERROR" not in run.stdout, run.stdout
-    assert run.stdout.count("OK") >= 5, run.stdout
+    assert run.stdout.count("OK") >= 6, run.stdout
+    assert "block" in run.stdout, run.stdout  # a block primitive is part of the tour
