@@ -20,6 +20,30 @@ SIMULATED = os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"
 HERE = pathlib.Path(__file__).resolve().parent
 
 
+def _compile_env():
+    env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_ENABLE_CUDASIM", "COOP_TEST_MODE")}
+    env["NUMBA_ENABLE_CUDASIM"] = "0"  # compile only: Numba's GPU backend without a GPU
+    env["PYTHONPATH"] = os.pathsep.join([str(HERE.parent), str(HERE), env.get("PYTHONPATH", "")])
+    return env
+
+
+@pytest.fixture(scope="session", autouse=True)
+def toolkit():
+    """The codegen checks need NVVM (the cu13 or cu12 extra). Without it they are skipped,
+    unless COOP_REQUIRE_CODEGEN is set (CI sets it: there a missing toolkit is a failure)."""
+    if not SIMULATED:
+        return
+    probe = subprocess.run(
+        [sys.executable, "-c", "from numba.cuda.cudadrv import nvvm; nvvm.NVVM()"],
+        env=_compile_env(), capture_output=True, text=True, timeout=300,
+    )
+    if probe.returncode != 0:
+        reason = (probe.stderr.strip().splitlines() or ["?"])[-1]
+        if os.environ.get("COOP_REQUIRE_CODEGEN"):
+            pytest.fail(f"codegen checks need NVVM, which did not load: {reason}")
+        pytest.skip(f"codegen checks need the CUDA toolkit's NVVM (pip install -e '.[cu13,test]'): {reason}")
+
+
 @pytest.fixture(scope="session")
 def compiled():
     """name -> result for every case: compiled here, or by a subprocess under the simulator."""
@@ -27,10 +51,7 @@ def compiled():
         results = {name: codegen_cases.compile_case(name) for name in codegen_cases.CASES}
         results.update({name: codegen_cases.compile_misuse(name) for name in codegen_cases.MISUSES})
         return results
-    env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_ENABLE_CUDASIM", "COOP_TEST_MODE")}
-    env["NUMBA_ENABLE_CUDASIM"] = "0"  # compile only: Numba's GPU backend without a GPU
-    env["COOP_DEBUG"] = "0"
-    env["PYTHONPATH"] = os.pathsep.join([str(HERE.parent), str(HERE), env.get("PYTHONPATH", "")])
+    env = dict(_compile_env(), COOP_DEBUG="0")
     run = subprocess.run(
         [sys.executable, str(HERE / "codegen_cases.py")],
         env=env,
@@ -70,9 +91,7 @@ def coop_debug_on():
 def test_debug_checks_only_in_debug_mode(debug):
     """coop.config.debug adds run-time checks (launch size against threads=, lengths known
     only at run time) that print and trap; off, the same kernel has neither."""
-    env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_ENABLE_CUDASIM", "COOP_TEST_MODE")}
-    env.update(NUMBA_ENABLE_CUDASIM="0", COOP_DEBUG="1" if debug else "0")
-    env["PYTHONPATH"] = os.pathsep.join([str(HERE.parent), str(HERE), env.get("PYTHONPATH", "")])
+    env = dict(_compile_env(), COOP_DEBUG="1" if debug else "0")
     run = subprocess.run(
         [sys.executable, str(HERE / "codegen_cases.py"), "--debug-probe"],
         env=env, capture_output=True, text=True, timeout=600,

@@ -46,14 +46,18 @@ def _simulate_without_a_gpu():
 
 def _frames_to_importer():
     """The warnings stacklevel of the first frame outside coop and the import machinery:
-    the user's ``import coop``."""
+    the user's ``import coop``. ``warnings.warn`` does not count the import machinery's
+    frames (``<frozen importlib._bootstrap>``), so neither does this."""
     import coop
 
     package = os.path.dirname(os.path.abspath(coop.__file__))
     frame, level = sys._getframe(1), 1
     while frame is not None:
         filename = frame.f_code.co_filename
-        if not (filename.startswith(package) or filename.startswith("<frozen importlib")):
+        if filename.startswith("<frozen importlib"):
+            frame = frame.f_back
+            continue
+        if not filename.startswith(package):
             return level
         frame, level = frame.f_back, level + 1
     return 1

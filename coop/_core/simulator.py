@@ -1,10 +1,26 @@
-"""Warp-level intrinsics for Numba's CUDA simulator.
+"""Numba's CUDA simulator made a debugger: warp intrinsics, and collectives checked.
 
 Numba's CUDA simulator (``NUMBA_ENABLE_CUDASIM=1``) runs every CUDA thread of a block as
 one Python thread, but it has no warp intrinsics: ``cuda.shfl_sync``, ``cuda.ballot_sync``
 and the rest raise ``AttributeError`` there. :func:`install` adds them, so kernels that
 use warp-level code, and coop's own primitives, can be run and debugged without a GPU.
-``import coop`` calls it when the simulator is on.
+``import coop`` calls it when the simulator is on. It also replaces the simulator's
+``syncthreads`` and block runner, so that one lock sees every thread of a block: at a
+barrier, at a warp intrinsic, at a coop primitive, running, or exited.
+
+Collectives: every call of a coop block (warp) primitive is a rendezvous of the threads
+of the block (of the caller's logical warp), made by ``coop._core.specialize`` through
+:func:`primitive_call` before the primitive runs. It raises :class:`CollectiveError`,
+naming the primitive, its call site and the threads concerned, where a GPU would hang
+or compute garbage:
+
+* a thread of the group exits without making the call, or waits at another collective
+  (a ``syncthreads``, a warp intrinsic, another primitive) while the others wait here;
+* threads of the group make different calls at the same point (another primitive, or
+  the same one from another line);
+* arguments that must agree (``valid_items``, an ``initial`` value, a shuffle's
+  ``distance``...) differ between them;
+* ``threads=`` is not the block's thread count (:func:`check_launch`).
 
 Model
 -----
@@ -39,13 +55,14 @@ Where the simulator differs from a GPU
   pattern; compiled Numba types them ``int32``, so lane 31's bit reads as negative
   there. Store them in ``uint32`` arrays to see the same numbers on both.
 
-Hangs are reported, not suffered: if every live lane of a warp waits at a collective
-that cannot complete, each raises :class:`WarpSyncError` at once, naming the
-collectives, masks and missing lanes. A collective that sees no warp-level progress in
-its block for :data:`DEADLOCK_TIMEOUT_S` seconds (for instance because a lane it waits
-for is stuck in ``syncthreads``) raises likewise. When a thread of the block raises, the
-lanes waiting for it stop with the simulator's abort (as ``syncthreads`` does) and the
-launch reports that thread's error.
+Hangs are reported, not suffered: if every live lane of a warp waits at a warp
+intrinsic that cannot complete, each raises :class:`WarpSyncError` at once, naming the
+collectives, masks and missing lanes; if every live thread of the block waits (at
+barriers, intrinsics or primitives), the waits fail at once with a report of where each
+thread is. A wait that sees no thread of its block arrive at or leave a collective for
+:data:`DEADLOCK_TIMEOUT_S` seconds (a thread looping, or sleeping) raises likewise.
+When a thread of the block raises, the threads waiting for it stop with the
+simulator's abort and the launch reports that thread's error.
 """
 
 import os

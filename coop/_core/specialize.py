@@ -8,9 +8,13 @@ results back to) and returns an *implementation* with the same signature.
 - Compiled (``numba.cuda``), the generator is registered as a Numba ``overload`` for the
   CUDA target with ``prefer_literal=True``, so constants reach it as literal types and
   each distinct combination of types and constants gets its own specialisation.
-- Under the simulator, calling the primitive types the actual arguments the same way
-  (integers as literals), runs the same generator once per combination (cached) and calls
-  the implementation it returned with the actual arguments.
+- Under the simulator, calling the primitive types the actual arguments as the compiler
+  would (literal types where the call's source passes a compile-time constant, see
+  ``coop._core.call_site``), runs the same generator once per combination (cached), so
+  the same checks raise the same errors, checks the call as a collective (every thread
+  of the block or logical warp makes it, with equal arguments where they must agree:
+  ``coop._core.simulator.primitive_call``) and calls the implementation it returned
+  with the actual arguments.
 
 Building blocks that implementations share are ``device_function``\\s: register_jitable
 functions when compiled (inlined by NVVM), plain Python under the simulator. They take
