@@ -200,17 +200,13 @@ def _with_debug_checks(qualname, generator, signature, parameters):
         threads = bound.arguments.get("threads")
         if is_none(threads):
             return impl
+        from coop._core.debug import launch_check
+
         sig = Signature(qualname)
-        count = sig.block_threads(threads)
-        return _prefixed(impl, signature, _launch_check(qualname, sig.constant_shape(threads), count))
+        check = launch_check(qualname, sig.constant_shape(threads), sig.block_threads(threads))
+        return _prefixed(impl, signature, check)
 
     return specialise
-
-
-def _launch_check(qualname, given, count):
-    from coop._core.debug import launch_check
-
-    return launch_check(qualname, given, count)
 
 
 def _prefixed(impl, signature, check):
