@@ -244,7 +244,8 @@ _DEBUG_PROGRAM = textwrap.dedent(
 
 
 def _run_debug_program(case, debug):
-    env = dict(os.environ, COOP_DEBUG="1" if debug else "0", PYTHONPATH=os.path.dirname(HERE))
+    path = os.pathsep.join(filter(None, [os.path.dirname(HERE), os.environ.get("PYTHONPATH")]))
+    env = dict(os.environ, COOP_DEBUG="1" if debug else "0", PYTHONPATH=path)
     return subprocess.run(
         [sys.executable, "-c", _DEBUG_PROGRAM, case], env=env, capture_output=True, text=True, timeout=300
     )

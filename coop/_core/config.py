@@ -2,7 +2,7 @@
 
 ``coop.config.debug`` (default: the environment variable ``COOP_DEBUG`` set to anything
 but ``0``): compiled kernels check at run time what compile-time checks cannot see, and
-trap with a message printed by the first thread of the failing block:
+trap with a message (printed by each failing thread that runs before the kernel ends):
 
 - a block primitive's ``threads=`` against the launch's block size;
 - array lengths that are not compile-time constants (an items ``output`` shorter than

@@ -1,6 +1,6 @@
-"""Run-time checks of compiled kernels in debug mode (``coop.config.debug``): a failed
-check prints its message from the first thread of the block and traps, which ends the
-kernel with a launch failure (the message appears on the process's standard output).
+"""Run-time checks of compiled kernels in debug mode (``coop.config.debug``): a thread
+whose check fails prints the message and traps, which ends the kernel with a launch
+failure (the message appears on the process's standard output).
 
 Each check is an intrinsic that lowers to nothing unless debug mode was on when the
 calling primitive was specialised.
@@ -16,34 +16,26 @@ from coop._core.misuse import launch_message
 __all__ = ["launch_check", "trap_if"]
 
 
-def _special_register(builder, name):
+def _special_register(builder, name):  # (a PTX special register: tid.x, ntid.x, ...)
     i32 = ir.IntType(32)
     fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(i32, []), f"llvm.nvvm.read.ptx.sreg.{name}")
     return builder.call(fn, [])
 
 
 def trap_if(context, builder, condition, message, values=()):
-    """Emit: if ``condition`` (an i1), the first thread of the block prints ``message``
-    (a printf format taking the 64-bit integers ``values``) and every thread that got
-    here traps."""
+    """Emit: if ``condition`` (an i1), print ``message`` (a printf format taking the
+    64-bit integers ``values``) and trap. Every thread that fails prints before it traps:
+    the first trap ends the kernel, and a thread that had not printed by then never will,
+    so only a thread's own printf is sure to come before its trap."""
     with builder.if_then(condition, likely=False):
-        first = builder.icmp_unsigned(
-            "==",
-            builder.or_(
-                builder.or_(_special_register(builder, "tid.x"), _special_register(builder, "tid.y")),
-                _special_register(builder, "tid.z"),
-            ),
-            ir.Constant(ir.IntType(32), 0),
-        )
-        with builder.if_then(first):
-            voidptr = ir.PointerType(ir.IntType(8))
-            text = context.insert_string_const_addrspace(builder, message + "\n")
-            if values:
-                arguments = cgutils.make_anonymous_struct(builder, list(values))
-                pointer = builder.bitcast(cgutils.alloca_once_value(builder, arguments), voidptr)
-            else:
-                pointer = ir.Constant(voidptr, None)
-            builder.call(nvvmutils.declare_vprint(builder.module), (text, pointer))
+        voidptr = ir.PointerType(ir.IntType(8))
+        text = context.insert_string_const_addrspace(builder, message + "\n")
+        if values:
+            arguments = cgutils.make_anonymous_struct(builder, list(values))
+            pointer = builder.bitcast(cgutils.alloca_once_value(builder, arguments), voidptr)
+        else:
+            pointer = ir.Constant(voidptr, None)
+        builder.call(nvvmutils.declare_vprint(builder.module), (text, pointer))
         builder.asm(ir.FunctionType(ir.VoidType(), []), "trap;", "", [], side_effect=True)
 
 
