@@ -13,6 +13,7 @@ thread's place ``index`` in the group: ``blocked_offset``, ``striped_offset``,
 bank-conflict padding (``slot_of``). ``FORMS`` names the exchanges by CUB's names.
 """
 
+import numpy as np
 from numba.cuda import types
 
 from coop._core.backend import cuda
@@ -177,23 +178,48 @@ def exchange_time_sliced_through(items, output, ranks, is_valid, buffer, load, i
         output[i] = received[i]
 
 
-@device_function
-def exchange_warp_by_warp(items, output, buffer, load, index, n, threads, write_offset, read_offset, slot, mask,
-                          warps):
+def warp_by_warp(threads, n, write_offset, read_offset, slot, load):
     """A within-warp exchange (``WARP_LOCAL_OFFSETS``) through a buffer for one warp's
-    items (CUB's warp time slicing): the ``warps`` warps take turns, each turn after a
-    block barrier (the previous turn's, or call's, reads are done), and only the warp
-    whose turn it is moves its items. ``write_offset`` and ``read_offset`` are relative
-    to the warp's first tile item, in a group of the warp's lanes."""
-    warp = index >> 5
-    lanes = warp_lanes(index, threads)
-    for turn in range(warps):
+    items (CUB's warp time slicing), for blocks of ``threads`` threads and ``n`` items
+    per thread: a device function ``exchange(items, output, buffer, index)``. The warps
+    take turns, each turn after a block barrier (the previous turn's, or call's, reads
+    are done), and only the warp whose turn it is moves its items. ``write_offset`` and
+    ``read_offset`` are relative to the warp's first tile item, in a group of the warp's
+    lanes.
+
+    The turns are written out one after another, as CUB's fully unrolled loop over
+    them: as a loop, NVVM unrolls 16 turns only twice. They are generated as the source
+    of one function, so that Numba types one function calling one ``turn``, not a
+    function per turn. The first turn keeps its barrier (CUB's BlockedToWarpStriped
+    leaves it to the caller): the buffer's last readers may still be reading it, the
+    last warp of the previous call, or any thread of another primitive given the same
+    ``temp_storage``."""
+    warps = -(-threads // 32)
+
+    @device_function
+    def turn(turn_warp, items, output, buffer, index, warp, lanes, mask):
         cuda.syncthreads()
-        if warp == turn:
+        if warp == turn_warp:
             exchange_through(
                 items, output, None, None, buffer, load, 0, index & 31, n, lanes,
                 write_offset, keep_all, read_offset, slot, warp_barrier, mask,
             )
+
+    source = ["def turns(items, output, buffer, index, warp, lanes, mask):"]
+    namespace = {"turn": turn}
+    for turn_warp in range(warps):
+        namespace[f"WARP_{turn_warp}"] = np.uint32(turn_warp)
+        source.append(f"    turn(WARP_{turn_warp}, items, output, buffer, index, warp, lanes, mask)")
+    exec(compile("\n".join(source) + "\n", f"<coop warp turns x{warps}>", "exec"), namespace)  # noqa: S102
+    turns = device_function(namespace["turns"])
+
+    def exchange(items, output, buffer, index):
+        # the warp in 32 bits, as CUB's warp_id: compared in 64 bits, each turn's test
+        # takes two instructions and ptxas keeps more registers (36 against 32 at 512x8)
+        warp = np.uint32(index >> 5)
+        turns(items, output, buffer, index, warp, warp_lanes(index, threads), warp_mask(index, threads))
+
+    return device_function(exchange)
 
 
 # form -> (write offset, keep, read offset, exchanges only within warps)
