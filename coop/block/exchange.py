@@ -62,7 +62,6 @@ from coop._core.exchange import (
     exact_lengths,
     exchange_through,
     exchange_time_sliced_through,
-    exchange_warp_by_warp,
     flag_items,
     padded_slots,
     rank_items,
@@ -70,6 +69,7 @@ from coop._core.exchange import (
     required_threads,
     slot_of,
     warp_barrier,
+    warp_by_warp,
     warp_mask,
 )
 from coop._core.scratch import block_rank, loader, scratch_bytes, storage
@@ -130,15 +130,10 @@ def exchanger(sig, form, dtype, threads, items_per_thread, temp_storage, time_sl
 
     if time_slicing and within_warps:
         local_write, local_read = WARP_LOCAL_OFFSETS[form]
-        warps = -(-threads // 32)
+        turns = warp_by_warp(threads, n, local_write, local_read, slot, load)
 
         def exchange(items, output, ranks, is_valid, temp_storage):
-            buffer = scratch(temp_storage)
-            index = block_rank()
-            exchange_warp_by_warp(
-                items, output, buffer, load, index, n, threads, local_write, local_read, slot,
-                warp_mask(index, threads), warps,
-            )
+            turns(items, output, scratch(temp_storage), block_rank())
 
         return device_function(exchange)
 
