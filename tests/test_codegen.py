@@ -81,6 +81,8 @@ def test_registers_only(compiled, name):
         assert result["debug_checks"] == 0, f"{name}: debug checks (trap, vprintf) with debug mode off"
     if name.startswith("warp"):
         assert result["shuffles"] > 0, f"{name}: no shfl.sync in PTX"
+    if "timesliced" in name:  # the warps' turns unrolled, as CUB's
+        assert result["loops"] == 0, f"{name}: {result['loops']} loops left in the PTX"
 
 
 def coop_debug_on():
