@@ -291,16 +291,22 @@ def block_threads():
     return cuda.blockDim.x * cuda.blockDim.y * cuda.blockDim.z
 
 
+@functools.lru_cache(maxsize=None)
 def thread_count(threads):
     """A device function giving the block's thread count: the constant ``threads`` if the
     caller gave one (so loops over warps unroll), else read from the block shape."""
     if threads is None:
         return block_threads
+    if SIMULATOR:
+        return lambda: threads
 
-    def constant_threads():
-        return threads
+    # an intrinsic: no function of its own to compile. (block_rank and block_threads
+    # stay functions: as intrinsics, NVVM schedules some kernels' code differently.)
+    @intrinsic
+    def constant_threads(typingctx):
+        return types.int64(), lambda context, builder, sig, args: context.get_constant(types.int64, threads)
 
-    return device_function(constant_threads)
+    return constant_threads
 
 
 @device_function

@@ -54,6 +54,7 @@ through a given buffer with given offset functions.
 """
 
 from coop._core.backend import cuda
+from coop._core.constants import specialised
 from coop._core.exchange import (
     FORMS,
     STATIC_SHARED_LIMIT,
@@ -139,16 +140,15 @@ def exchanger(sig, form, dtype, threads, items_per_thread, temp_storage, time_sl
 
     if time_slicing:
         slice_threads = min(threads, 32)
+        through = specialised(exchange_time_sliced_through, load=load, n=n, threads=threads,
+                              write_offset=write_offset, keep=keep, read_offset=read_offset, slot=slot,
+                              barrier=barrier, slice_threads=slice_threads)
 
         def exchange(items, output, ranks, is_valid, temp_storage):
             buffer = scratch(temp_storage)
             index = block_rank()
             received = cuda.local.array(n, dtype)
-            exchange_time_sliced_through(
-                items, output, ranks, is_valid, buffer, load, index, n, threads,
-                write_offset, keep, read_offset, slot, barrier, warp_mask(index, threads),
-                slice_threads, received,
-            )
+            through(items, output, ranks, is_valid, buffer, index, warp_mask(index, threads), received)
 
         return device_function(exchange)
 
@@ -157,16 +157,16 @@ def exchanger(sig, form, dtype, threads, items_per_thread, temp_storage, time_sl
     # readers are the writer's warp in the warp-striped forms; a caller's buffer may have
     # been read by any thread, for any primitive.
     lead_barrier = warp_barrier if within_warps and not users_buffer else block_barrier
+    # (its constants bound: fewer parameters, and loops of constant length, to compile)
+    through = specialised(exchange_through, load=load, region=0, n=n, threads=threads, write_offset=write_offset,
+                          keep=keep, read_offset=read_offset, slot=slot, barrier=barrier)
 
     def exchange(items, output, ranks, is_valid, temp_storage):
         buffer = scratch(temp_storage)
         index = block_rank()
         mask = warp_mask(index, threads)
         lead_barrier(mask)
-        exchange_through(
-            items, output, ranks, is_valid, buffer, load, 0, index, n, threads,
-            write_offset, keep, read_offset, slot, barrier, mask,
-        )
+        through(items, output, ranks, is_valid, buffer, index, mask)
 
     return device_function(exchange)
 

@@ -157,20 +157,15 @@ def temp_storage_bytes(sig, value_type, threads, items_per_thread=None, algorith
 
 def _specialise(sig, array, items, threads, items_per_thread, algorithm, valid_items, oob_default, temp_storage,
                 is_load):
-    """``move(array, items, valid_items, oob_default, temp_storage)`` for the block, and
-    the algorithm."""
+    """``move(array, items, rank, group, valid_items, oob_default, temp_storage)`` for the
+    block (``rank``, ``group``: the thread's block rank and ``count_threads()``, uint64),
+    ``count_threads`` and the algorithm."""
     block = sig.block_threads(threads)
     move, chosen = specialise_tile(
         sig, array, items, items_per_thread, algorithm, valid_items, oob_default, temp_storage, ALGORITHMS, block,
         is_load,
     )
-    count_threads = thread_count(block)
-
-    def block_move(array, items, valid_items, oob_default, temp_storage):
-        move(array, items, np.uint64(block_rank()), np.uint64(count_threads()), valid_items, oob_default,
-             temp_storage)
-
-    return device_function(block_move), chosen
+    return move, thread_count(block), chosen
 
 
 @primitive("coop.block.load", temp_storage_bytes, group="block", uniform=("valid_items",))
@@ -242,14 +237,15 @@ def load(src, items, threads=None, items_per_thread=None, algorithm="direct", va
         copy_plus_one[2, THREADS](x, out, len(x))
         assert (out == x + 1).all()
     """
-    move, _ = _specialise(
+    move, count_threads, _ = _specialise(
         Signature("coop.block.load"), src, items, threads, items_per_thread, algorithm, valid_items, oob_default,
         temp_storage, True,
     )
 
     def impl(src, items, threads=None, items_per_thread=None, algorithm="direct", valid_items=None,
              oob_default=None, temp_storage=None):
-        move(src, items, valid_items, oob_default, temp_storage)
+        move(src, items, np.uint64(block_rank()), np.uint64(count_threads()), valid_items, oob_default,
+             temp_storage)
 
     return impl
 
@@ -319,24 +315,19 @@ def store(dst, items, threads=None, items_per_thread=None, algorithm="direct", v
         double[2, 128](x, out)
         assert (out == 2 * x).all()
     """
-    move, _ = _specialise(
+    move, count_threads, _ = _specialise(
         Signature("coop.block.store"), dst, items, threads, items_per_thread, algorithm, valid_items, None,
         temp_storage, False,
     )
 
     def impl(dst, items, threads=None, items_per_thread=None, algorithm="direct", valid_items=None,
              temp_storage=None):
-        move(dst, items, valid_items, None, temp_storage)
+        move(dst, items, np.uint64(block_rank()), np.uint64(count_threads()), valid_items, None, temp_storage)
 
     return impl
 
 
 # -- transform ---------------------------------------------------------------------------
-
-
-@device_function
-def transform_all(items, output, op, convert, rank, group, positions, limit):
-    thread_transform(items, output, op)
 
 
 @device_function
@@ -441,44 +432,45 @@ def transform(src, dst, op, threads=None, items_per_thread=None, algorithm="dire
     output_type = _local_items_type(out_type)
     block = sig.block_threads(threads)
     scratch, scratch_type = _transform_scratch(sig, in_type, out_type, block, n, algorithm, temp_storage)
-    load_tile, chosen = _specialise(
+    load_tile, count_threads, chosen = _specialise(
         sig, src, items_type, threads, items_per_thread, algorithm, valid_items, None, scratch_type, True
     )
-    store_tile, _ = _specialise(
+    store_tile, _, _ = _specialise(
         sig, dst, output_type, threads, items_per_thread, algorithm, valid_items, None, scratch_type, False
     )
-    count_threads = thread_count(block)
     positions = chosen.arrangement
     convert = converter(out_type)
-    apply = transform_valid if guarded else transform_all
     limit_of = tile_limit(valid_items)
+    own_scratch = scratch is not None
 
     def impl(src, dst, op, threads=None, items_per_thread=None, algorithm="direct", valid_items=None,
              temp_storage=None):
         items = cuda.local.array(n, in_type)
         output = cuda.local.array(n, out_type)
-        buffer = scratch(temp_storage)
-        load_tile(src, items, valid_items, None, buffer)
+        if own_scratch:
+            buffer = scratch(temp_storage)
+        else:
+            buffer = temp_storage
         rank, group = np.uint64(block_rank()), np.uint64(count_threads())
-        apply(items, output, op, convert, rank, group, positions, limit_of(valid_items))
-        store_tile(dst, output, valid_items, None, buffer)
+        load_tile(src, items, rank, group, valid_items, None, buffer)
+        if guarded:
+            transform_valid(items, output, op, convert, rank, group, positions, limit_of(valid_items))
+        else:
+            thread_transform(items, output, op)
+        store_tile(dst, output, rank, group, valid_items, None, buffer)
 
     return impl
-
-
-@device_function
-def _callers_scratch(temp_storage):
-    return temp_storage
 
 
 def _transform_scratch(sig, in_type, out_type, threads, n, algorithm, temp_storage):
     """``(scratch, its type)``: the ``temp_storage`` that a transform's load and store
     share. A transposing algorithm given no ``temp_storage`` gets one buffer for both
-    (as CUB's TempStorage union of BlockLoad and BlockStore), not one each."""
+    (as CUB's TempStorage union of BlockLoad and BlockStore), not one each: ``scratch``
+    allocates it; otherwise ``scratch`` is None (the caller's ``temp_storage`` is used)."""
     name = sig.choice(algorithm, "algorithm", tuple(ALGORITHMS))
     chosen = ALGORITHMS[name]
     if chosen.exchange is None or not is_none(temp_storage) or threads is None:
-        return _callers_scratch, temp_storage
+        return None, temp_storage
     nbytes = max(
         chosen.temp_storage_bytes(sig, dtype, threads, n) for dtype in (in_type, out_type)
     )

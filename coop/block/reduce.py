@@ -49,6 +49,7 @@ import operator
 from numba.cuda import types
 
 from coop._core.backend import cuda
+from coop._core.constants import specialised, without_dead_branches
 from coop._core.scratch import (
     MAX_BLOCK_THREADS,
     block_rank,
@@ -212,37 +213,6 @@ def temp_storage_bytes(sig, value_type, threads, algorithm="warp_reductions"):
     return scratch_bytes(value_type, scratch_slots(algorithm, threads))
 
 
-# -- partials of each thread: (value or items, full or partial tile) ----------------------
-
-
-@device_function
-def value_partial(value, op, convert, threads, valid_items):
-    return value, threads
-
-
-@device_function
-def value_partial_tile(value, op, convert, threads, valid_items):
-    return value, min(threads, valid_items)
-
-
-@device_function
-def items_partial(items, op, convert, threads, valid_items):
-    return reduce_items(items, op, convert), threads
-
-
-@device_function
-def items_partial_tile(items, op, convert, threads, valid_items):
-    n = len(items)
-    total = reduce_valid_items(items, op, convert, block_rank() * n, valid_items)
-    return total, min(threads, (valid_items + n - 1) // n)
-
-
-def thread_partial(is_items, partial):
-    if is_items:
-        return items_partial_tile if partial else items_partial
-    return value_partial_tile if partial else value_partial
-
-
 # -- specialisation ----------------------------------------------------------------------
 
 
@@ -253,8 +223,6 @@ def _specialise_reduce(sig, value, op, valid_items, threads, algorithm, temp_sto
     partial = sig.run_time_int(valid_items, "valid_items") is not None
     block = sig.block_threads(threads)
     algorithm = sig.choice(algorithm, "algorithm", tuple(ALGORITHMS))
-    reduce_block = ALGORITHMS[algorithm]
-    prepare = thread_partial(is_items, partial)
     convert = converter(dtype)
     down = shuffler(DOWN, 32)
     load = loader(dtype)
@@ -270,12 +238,35 @@ def _specialise_reduce(sig, value, op, valid_items, threads, algorithm, temp_sto
     # barrier before the result slot is written: in the caller's buffer, wait for the
     # primitive that used it before
     one_warp_sync = to_all and users_buffer and algorithm != "warp_reductions"
+    # the algorithm with these constants bound (not the block size: bound, it makes NVVM
+    # lay the raking reductions out differently)
+    known = block is not None
+    constants = dict(convert=convert, down=down, load=load, warp_reduce=warp_reduce, lead_sync=lead_sync)
+    reduce_block = specialised(ALGORITHMS[algorithm], **constants)
 
+    # The variant is chosen by constants (Numba prunes the branches not taken before
+    # typing), rather than by more device functions: each costs a compile.
     def reduction(value, op, valid_items, temp_storage):
         buffer = scratch(temp_storage)
-        n = count_threads()
-        x, contributing = prepare(value, op, convert, n, valid_items)
-        total = reduce_block(x, op, convert, down, buffer, load, n, contributing, warp_reduce, lead_sync)
+        if known:
+            n = block
+        else:
+            n = count_threads()
+        # each thread's partial, and the number of threads contributing
+        if is_items and partial:
+            items = len(value)
+            x = reduce_valid_items(value, op, convert, block_rank() * items, valid_items)
+            contributing = min(n, (valid_items + items - 1) // items)
+        elif is_items:
+            x = reduce_items(value, op, convert)
+            contributing = n
+        elif partial:
+            x = value
+            contributing = min(n, valid_items)
+        else:
+            x = value
+            contributing = n
+        total = reduce_block(x, op, buffer, n, contributing)
         if to_all:
             if one_warp_sync and n <= 32:
                 cuda.syncthreads()
@@ -285,7 +276,7 @@ def _specialise_reduce(sig, value, op, valid_items, threads, algorithm, temp_sto
             total = load(buffer, result_slot)
         return total
 
-    return device_function(reduction)
+    return device_function(without_dead_branches(reduction))
 
 
 def _specialise_sum(sig, value, valid_items, threads, algorithm, temp_storage, to_all):

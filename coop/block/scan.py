@@ -31,7 +31,8 @@ Each function's docstring details its parameters and has a complete example.
 """
 
 from coop._core.backend import cuda
-from coop._core.misuse import output_check
+from coop._core.constants import specialised, without_dead_branches
+from coop._core.misuse import size_check
 from coop._core.scratch import (
     MAX_BLOCK_THREADS,
     block_rank,
@@ -157,76 +158,17 @@ def temp_storage_bytes(sig, value_type, threads, algorithm="raking"):
     return scratch_bytes(value_type, scratch_slots(algorithm, threads))
 
 
-# -- seeds: (exclusive, aggregate) -> (this thread's prefix, whether it has one) ----------
-
-
 @device_function
-def no_cache():
-    return None
-
-
-@device_function
-def unseeded(exclusive, aggregate, op, convert, initial, prefix_op, prefix_state, buffer, load, slot):
-    return exclusive, block_rank() != 0
-
-
-@device_function
-def seeded_by_initial(exclusive, aggregate, op, convert, initial, prefix_op, prefix_state, buffer, load, slot):
-    if block_rank() == 0:
-        return initial, True
-    return convert(op(initial, exclusive)), True
-
-
-@device_function
-def seeded_by_callback(exclusive, aggregate, op, convert, initial, prefix_op, prefix_state, buffer, load, slot):
+def callback_prefix(aggregate, convert, prefix_op, prefix_state, buffer, load, slot):
+    """The block prefix given by the caller's callback: the first warp calls it, thread
+    0's result is broadcast."""
     rank = block_rank()
     if rank < 32:
         block_prefix = convert(prefix_op(prefix_state, aggregate))
         if rank == 0:
             store(buffer, slot, block_prefix)
     cuda.syncthreads()
-    block_prefix = load(buffer, slot)
-    if rank == 0:
-        return block_prefix, True
-    return convert(op(block_prefix, exclusive)), True
-
-
-# -- finishing: a thread's prefix -> its results ------------------------------------------
-
-
-@device_function
-def finish_inclusive_value(value, output, op, convert, prefix, has_prefix):
-    if has_prefix:
-        return convert(op(prefix, value))
-    return value
-
-
-@device_function
-def finish_exclusive_value(value, output, op, convert, prefix, has_prefix):
-    return prefix
-
-
-@device_function
-def finish_inclusive_items(items, output, op, convert, prefix, has_prefix):
-    if has_prefix:
-        inclusive_scan_items_with_prefix(items, output, op, convert, prefix)
-    else:
-        inclusive_scan_items(items, output, op, convert)
-    return prefix
-
-
-@device_function
-def finish_exclusive_items(items, output, op, convert, prefix, has_prefix):
-    if has_prefix:
-        exclusive_scan_items(items, output, op, convert, prefix)
-    else:  # rank 0 of an unseeded scan
-        exclusive_scan_items_unseeded(items, output, op, convert)
-    return prefix
-
-
-@device_function
-def value_partial(value, op, convert):
-    return value
+    return load(buffer, slot)
 
 
 def _specialise_scan(sig, value, op, initial, output, prefix_op, prefix_state, threads, algorithm,
@@ -247,61 +189,78 @@ def _specialise_scan(sig, value, op, initial, output, prefix_op, prefix_state, t
     load = loader(dtype)
     max_threads = block or MAX_BLOCK_THREADS
     slots = scratch_slots(algorithm, max_threads)
+    prefix_slot = slots - 1
     scratch, users_buffer = storage(sig, temp_storage, dtype, slots, owner=(sig.primitive, algorithm))
-    check_output = output_check(sig.primitive, is_items)
+    check_output = size_check(sig.primitive, "output")
     count_threads = thread_count(block)
-    scan_block = ALGORITHMS[algorithm]
-    seed = seeded_by_callback if has_callback else seeded_by_initial if has_initial else unseeded
-    prepare = reduce_items if is_items else value_partial
-    finish = {
-        (False, False): finish_inclusive_value,
-        (False, True): finish_exclusive_value,
-        (True, False): finish_inclusive_items,
-        (True, True): finish_exclusive_items,
-    }[(is_items, exclusive)]
+    seeded = has_initial or has_callback
     segment = (max_threads + 31) // 32
-
     memoize = algorithm == "raking_memoize" and block is not None and block > 32
-    allocate_cache = local_allocator(dtype, segment) if memoize else no_cache
+    allocate_cache = local_allocator(dtype, segment) if memoize else None
+    returns_pair = with_aggregate and not is_items
+    # the algorithm with these constants bound (and the block size, if given)
+    known = block is not None
+    constants = dict(convert=convert, up=up, idx=idx, load=load, **({} if memoize else {"cache": None}))
+    scan_block = specialised(ALGORITHMS[algorithm], **constants, **({"threads": block} if known else {}))
 
+    # One function per specialisation: the variant (items or one value, inclusive or
+    # exclusive, the seed, memoize) is chosen by the constants above, and Numba prunes
+    # the branches not taken before typing: each variant compiles only its own code.
     def scan(value, output, op, initial, prefix_op, prefix_state, temp_storage):
-        check_output(value, output)
+        if is_items:
+            check_output(output, len(value))
         buffer = scratch(temp_storage)
         if users_buffer:
             cuda.syncthreads()  # other primitives may still be reading the caller's buffer
-        cache = allocate_cache()
-        exclusive_prefix, aggregate = scan_block(
-            prepare(value, op, convert), op, convert, up, idx, buffer, load, count_threads(), cache
-        )
-        prefix, has_prefix = seed(
-            exclusive_prefix, aggregate, op, convert, initial, prefix_op, prefix_state, buffer, load, slots - 1
-        )
-        return finish(value, output, op, convert, prefix, has_prefix), aggregate
+        if is_items:
+            partial = reduce_items(value, op, convert)
+        else:
+            partial = value
+        if memoize:  # (only with a known block size)
+            exclusive_prefix, aggregate = scan_block(partial, op, buffer, allocate_cache())
+        elif known:
+            exclusive_prefix, aggregate = scan_block(partial, op, buffer)
+        else:
+            exclusive_prefix, aggregate = scan_block(partial, op, buffer, count_threads())
+        # this thread's prefix: the seed (initial, or the callback's block prefix) folded
+        # into its exclusive prefix; rank 0's is the seed, or nothing if unseeded
+        if has_callback:
+            seed = callback_prefix(aggregate, convert, prefix_op, prefix_state, buffer, load, prefix_slot)
+        else:
+            seed = initial
+        rank = block_rank()
+        if seeded:
+            if rank == 0:
+                prefix = seed
+            else:
+                prefix = convert(op(seed, exclusive_prefix))
+            has_prefix = True  # a constant: the branches on it are pruned too
+        else:
+            prefix = exclusive_prefix
+            has_prefix = rank != 0
+        # the results
+        if is_items:
+            if exclusive:
+                if has_prefix:
+                    exclusive_scan_items(value, output, op, convert, prefix)
+                else:  # rank 0 of an unseeded scan
+                    exclusive_scan_items_unseeded(value, output, op, convert)
+            elif has_prefix:
+                inclusive_scan_items_with_prefix(value, output, op, convert, prefix)
+            else:
+                inclusive_scan_items(value, output, op, convert)
+            return aggregate
+        if exclusive:
+            result = prefix
+        elif has_prefix:
+            result = convert(op(prefix, value))
+        else:
+            result = value
+        if returns_pair:
+            return result, aggregate
+        return result
 
-    return device_function(scan), result_picker(is_items, with_aggregate)
-
-
-@device_function
-def scan_aggregate(scanned):
-    return scanned[1]
-
-
-@device_function
-def scan_result(scanned):
-    return scanned[0]
-
-
-@device_function
-def scan_result_and_aggregate(scanned):
-    return scanned
-
-
-def result_picker(is_items, with_aggregate):
-    """What the public call returns of the scan's (result, aggregate): items scans the
-    aggregate, value scans their result (and the aggregate if asked)."""
-    if is_items:
-        return scan_aggregate
-    return scan_result_and_aggregate if with_aggregate else scan_result
+    return device_function(without_dead_branches(scan))
 
 
 @primitive("coop.block.inclusive_scan", temp_storage_bytes, group="block")
@@ -374,14 +333,14 @@ def inclusive_scan(value, op, output=None, prefix_op=None, prefix_state=None, th
         assert (out == np.maximum.accumulate(tiles, axis=1).ravel()).all()
         assert (block_max == tiles.max(axis=1)).all()
     """
-    scan, pick = _specialise_scan(
+    scan = _specialise_scan(
         Signature("coop.block.inclusive_scan"), value, op, None, output, prefix_op, prefix_state, threads,
         algorithm, return_aggregate, temp_storage, False,
     )
 
     def impl(value, op, output=None, prefix_op=None, prefix_state=None, threads=None,
              algorithm="raking", return_aggregate=False, temp_storage=None):
-        return pick(scan(value, output, op, None, prefix_op, prefix_state, temp_storage))
+        return scan(value, output, op, None, prefix_op, prefix_state, temp_storage)
 
     return impl
 
@@ -468,14 +427,14 @@ def exclusive_scan(value, op, initial=None, output=None, prefix_op=None, prefix_
         assert (out.reshape(tiles.shape) == 100 + np.cumsum(tiles, axis=1) - tiles).all()
         assert (totals == tiles.sum(axis=1)).all()
     """
-    scan, pick = _specialise_scan(
+    scan = _specialise_scan(
         Signature("coop.block.exclusive_scan"), value, op, initial, output, prefix_op, prefix_state, threads,
         algorithm, return_aggregate, temp_storage, True,
     )
 
     def impl(value, op, initial=None, output=None, prefix_op=None, prefix_state=None, threads=None,
              algorithm="raking", return_aggregate=False, temp_storage=None):
-        return pick(scan(value, output, op, initial, prefix_op, prefix_state, temp_storage))
+        return scan(value, output, op, initial, prefix_op, prefix_state, temp_storage)
 
     return impl
 
@@ -579,14 +538,14 @@ def inclusive_sum(value, output=None, prefix_op=None, prefix_state=None, threads
     """
     sig = Signature("coop.block.inclusive_sum")
     summed, widen = _summand(sig, value)
-    scan, pick = _specialise_scan(
+    scan = _specialise_scan(
         sig, summed, function_type(add), None, output, prefix_op, prefix_state, threads, algorithm,
         return_aggregate, temp_storage, False,
     )
 
     def impl(value, output=None, prefix_op=None, prefix_state=None, threads=None,
              algorithm="raking", return_aggregate=False, temp_storage=None):
-        return pick(scan(widen(value), output, add, None, prefix_op, prefix_state, temp_storage))
+        return scan(widen(value), output, add, None, prefix_op, prefix_state, temp_storage)
 
     return impl
 
@@ -672,13 +631,13 @@ def exclusive_sum(value, output=None, prefix_op=None, prefix_state=None, threads
     dtype, _ = sig.value_or_items(summed, "value")
     # 0 seeds the scan, unless the callback gives the prefix
     initial, initial_type = (no_initial, None) if not is_none(prefix_op) else (converter(dtype), dtype)
-    scan, pick = _specialise_scan(
+    scan = _specialise_scan(
         sig, summed, function_type(add), initial_type, output, prefix_op, prefix_state, threads, algorithm,
         return_aggregate, temp_storage, True,
     )
 
     def impl(value, output=None, prefix_op=None, prefix_state=None, threads=None,
              algorithm="raking", return_aggregate=False, temp_storage=None):
-        return pick(scan(widen(value), output, add, initial(0), prefix_op, prefix_state, temp_storage))
+        return scan(widen(value), output, add, initial(0), prefix_op, prefix_state, temp_storage)
 
     return impl

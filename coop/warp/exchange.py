@@ -32,6 +32,7 @@ separate the two with ``cuda.syncthreads()``, as CUB requires for reused TempSto
 """
 
 from coop._core.backend import cuda
+from coop._core.constants import specialised
 from coop._core.exchange import (
     FORMS,
     STATIC_SHARED_LIMIT,
@@ -92,16 +93,16 @@ def warp_exchanger(sig, form, dtype, width, threads, items_per_thread, temp_stor
     load = loader(dtype)
     slot = slot_of(items_per_thread)
     n = items_per_thread
+    # (its constants bound: fewer parameters, and loops of constant length, to compile)
+    through = specialised(exchange_through, is_valid=None, load=load, n=n, threads=width, write_offset=write_offset,
+                          keep=keep, read_offset=read_offset, slot=slot, barrier=warp_barrier)
 
     def exchange(items, output, ranks, temp_storage):
         buffer = scratch(temp_storage)
         lane, mask = logical_warp(width)
         region = block_rank() // width * region_slots
         cuda.syncwarp(mask)  # the logical warp's earlier reads of its slice are done
-        exchange_through(
-            items, output, ranks, None, buffer, load, region, lane, n, width,
-            write_offset, keep, read_offset, slot, warp_barrier, mask,
-        )
+        through(items, output, ranks, buffer, region, lane, mask)
 
     return device_function(exchange)
 

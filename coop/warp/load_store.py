@@ -51,6 +51,7 @@ import numpy as np
 from numba.cuda import types
 
 from coop._core.backend import SIMULATOR
+from coop._core.constants import specialised, without_dead_branches
 from coop._core.misuse import size_check
 from coop._core.scratch import _size_and_alignment as item_layout  # (bytes, alignment) in memory
 from coop._core.scratch import scratch_bytes
@@ -332,25 +333,14 @@ def memory_array(sig, ty, param):
 
 
 def _count_items(sig, items, items_per_thread):
-    """A device function giving the number of items each thread moves (uint64), and
-    that number if it is a compile-time constant."""
+    """The number of items each thread moves if it is a compile-time constant (else
+    None: ``len(items)``), and the check that an items array holds that many."""
     if is_none(items_per_thread):
-
-        def count(items):
-            return np.uint64(len(items))
-
-        return device_function(count), None
+        return None, None
     n = sig.constant_int(items_per_thread, "items_per_thread")
     if n < 1:
         raise sig.error("items_per_thread", f"must be at least 1, got {n}")
-    check = size_check(sig.primitive, "items")
-    constant = np.uint64(n)
-
-    def count_constant(items):
-        check(items, n)
-        return constant
-
-    return device_function(count_constant), n
+    return n, size_check(sig.primitive, "items")
 
 
 @device_function
@@ -386,11 +376,6 @@ def _check_default(sig, oob_default, item_type):
         raise sig.error("oob_default", f"must be convertible to the items' type {item_type}, got {default_type}")
 
 
-@device_function
-def _no_default(oob_default):
-    return None
-
-
 def _access_function(algorithm, item_type, array_type, guarded, with_default, is_load):
     if guarded:
         if is_load:
@@ -422,7 +407,7 @@ def specialise_tile(sig, array, items, items_per_thread, algorithm, valid_items,
             "threads",
             f"is required by algorithm {name!r}: the block's thread count, a compile-time constant",
         )
-    count, constant_count = _count_items(sig, items, items_per_thread)
+    constant_count, check_count = _count_items(sig, items, items_per_thread)
     guarded = sig.run_time_int(valid_items, "valid_items") is not None
     with_default = not is_none(oob_default)
     if with_default:  # (stores take no oob_default)
@@ -430,28 +415,61 @@ def specialise_tile(sig, array, items, items_per_thread, algorithm, valid_items,
             raise sig.error("oob_default", "is only used with valid_items (it fills the items past them)")
         _check_default(sig, oob_default, item_type)
     limit_of = tile_limit(valid_items)
-    default_of = converter(item_type) if with_default else _no_default
+    convert_default = converter(item_type)
     access = _access_function(chosen, item_type, array, guarded, with_default, is_load)
     positions = chosen.access
     rearrange = chosen.rearrangement(sig, item_type, threads, constant_count, temp_storage, is_load)
+    # The variant is chosen by these constants (Numba prunes the branches not taken
+    # before typing), rather than by more device functions: each costs a compile.
+    counted = constant_count is not None
+    count = np.uint64(constant_count or 0)
+    exchanges = rearrange is not _no_exchange
+    rearrange_before = exchanges and not is_load  # (a store rearranges, then writes)
+    rearrange_after = exchanges and is_load
+    # the usual arrangements and accesses written out here, the others called
+    blocked_items, striped_items = positions is blocked, positions is striped
+    reads_all, writes_all = access is read_all, access is write_all
+    if counted:  # (the vector accesses then choose their width before Numba reads them)
+        access = specialised(access, n=count)
 
-    if is_load:
-
-        def move(array, items, rank, group, valid_items, oob_default, temp_storage):
-            n = count(items)
+    def move(array, items, rank, group, valid_items, oob_default, temp_storage):
+        if counted:
+            check_count(items, constant_count)
+            n = count
+        else:
+            n = np.uint64(len(items))
+        if guarded:
+            limit = limit_of(valid_items)
+        else:
+            limit = ZERO
+        if with_default:
+            default = convert_default(oob_default)
+        else:
+            default = None
+        if rearrange_before:
+            rearrange(items, rank, group, temp_storage)
+        if blocked_items:
+            first = rank * n
+            stride = ONE
+        elif striped_items:
+            first = rank
+            stride = group
+        else:
             first, stride = positions(rank, n, group)
-            access(array, items, n, first, stride, limit_of(valid_items), default_of(oob_default))
+        if reads_all:
+            for i in range(n):
+                items[i] = array[first + i * stride]
+        elif writes_all:
+            for i in range(n):
+                array[first + i * stride] = items[i]
+        elif counted:
+            access(array, items, first, stride, limit, default)
+        else:
+            access(array, items, n, first, stride, limit, default)
+        if rearrange_after:
             rearrange(items, rank, group, temp_storage)
 
-    else:
-
-        def move(array, items, rank, group, valid_items, oob_default, temp_storage):
-            n = count(items)
-            rearrange(items, rank, group, temp_storage)
-            first, stride = positions(rank, n, group)
-            access(array, items, n, first, stride, limit_of(valid_items), None)
-
-    return device_function(move), chosen
+    return device_function(without_dead_branches(move)), chosen
 
 
 def tile_temp_storage_bytes(table, sig, value_type, threads, items_per_thread, algorithm):

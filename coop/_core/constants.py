@@ -1,0 +1,347 @@
+"""Compile-time constants bound into device functions, and the branches they decide
+removed before Numba reads the function.
+
+Numba compiles each device function, per signature, through its whole pipeline, and
+that costs about the same for every statement it reads, live or not: a branch on a
+constant is pruned only after it has been translated and scanned, and every parameter
+is typed and lowered at every call. So a specialisation binds what it knows:
+
+- ``without_dead_branches(fn)``: ``fn`` (typically a closure over the constants a
+  generator computed) without the ``if`` statements whose test its free variables
+  decide: names bound to ``True``, ``False``, ``None``, numbers or strings, combined
+  with ``not``, ``and``, ``or`` and comparisons (``if is_items:``,
+  ``if threads <= 32:``, ``if cache is not None:``). The branch taken replaces the
+  statement.
+- ``specialised(fn, **constants)``: a device function computing ``fn`` with the named
+  parameters bound to constants (they leave its signature: callers pass the others, in
+  order) and the branches they decide removed. Cached: equal constants give one device
+  function, which Numba compiles once per signature.
+
+The copies are compiled from ``fn``'s source (checked to compile to ``fn``'s code), in
+its globals, with its names and line numbers (errors point at ``fn``'s source); their
+other free variables keep their values. The simulator runs the same copies.
+"""
+
+import ast
+import functools
+import inspect
+import linecache
+import textwrap
+
+import numpy as np
+
+# values a branch test may be decided on
+_DECIDING = (bool, type(None), int, float, str, np.integer, np.bool_)
+
+_COMPARE = {
+    ast.Eq: lambda a, b: a == b,
+    ast.NotEq: lambda a, b: a != b,
+    ast.Lt: lambda a, b: a < b,
+    ast.LtE: lambda a, b: a <= b,
+    ast.Gt: lambda a, b: a > b,
+    ast.GtE: lambda a, b: a >= b,
+    ast.Is: lambda a, b: a is b,
+    ast.IsNot: lambda a, b: a is not b,
+}
+
+
+def without_dead_branches(fn):
+    """``fn`` without the branches its constant free variables decide (see the module
+    docstring); ``fn`` itself if there are none, or if its source cannot be read."""
+    return _copy(fn, {}) or fn
+
+
+def specialised(fn, **constants):
+    """A device function computing ``fn`` with the parameters ``constants`` names bound
+    to those values (see the module docstring)."""
+    return _specialised(inspect.unwrap(fn), tuple(sorted(constants.items())))
+
+
+@functools.lru_cache(maxsize=None)
+def _specialised(fn, constants):
+    from coop._core.specialize import device_function
+
+    copy = _copy(fn, dict(constants))
+    if copy is None:
+        raise ValueError(f"cannot bind constants in {fn.__qualname__}: its source is not available")
+    return device_function(copy)
+
+
+def _copy(fn, bound):
+    source = _source(fn)
+    if source is None:
+        return None
+    text, assigned = source
+    function = _function(text)
+    parameters = function.args
+    names = [a.arg for a in parameters.posonlyargs + parameters.args]
+    if set(bound) - set(names):
+        raise ValueError(f"{fn.__qualname__} has no parameters {sorted(set(bound) - set(names))}")
+    if bound and (parameters.vararg or parameters.kwarg or parameters.kwonlyargs or parameters.posonlyargs
+                  or parameters.defaults):
+        raise ValueError(f"{fn.__qualname__}: only plain parameters without defaults can be bound")
+    if set(assigned) & set(bound):
+        raise ValueError(f"{fn.__qualname__}: cannot bind {sorted(set(assigned) & set(bound))}, assigned in its body")
+    values = {name: cell.cell_contents for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ())}
+    values.update(bound)
+    # module-level numbers are constants too: Numba freezes globals when it compiles
+    local = set(fn.__code__.co_varnames) | set(fn.__code__.co_cellvars) | set(assigned)
+    known = {name: value for name, value in fn.__globals__.items()
+             if name in fn.__code__.co_names and name not in local and isinstance(value, _DECIDING)}
+    known.update((name, value) for name, value in values.items() if isinstance(value, _DECIDING))
+    pruner = _Pruner(known, {name for name, count in assigned.items() if count == 1})
+    function.body = pruner.statements(function.body, top=True) or [_located(ast.Pass(), function.lineno)]
+    if not (pruner.pruned or pruner.fold.changed or bound):
+        return None
+    parameters.args = [a for a in parameters.args if a.arg not in bound]
+    return _build(fn, function, values)
+
+
+_SOURCES = {}
+
+
+def _source(fn):
+    """``(source, {name: times assigned in it})`` of ``fn``'s code, the source padded so that
+    it parses at its own line numbers, if the file read now compiles to that code, else
+    None (no source, or a file changed since it was imported). Closures made by one
+    generator share one code object: cached by it."""
+    code = fn.__code__
+    if code not in _SOURCES:
+        _SOURCES[code] = _read_source(fn)
+    return _SOURCES[code]
+
+
+def _read_source(fn):
+    code = fn.__code__
+    lines = linecache.getlines(code.co_filename)
+    if not lines:
+        return None
+    first_line = code.co_firstlineno  # (a decorated function's first decorator)
+    for block in (_indented_block, inspect.getblock):  # the first is quicker, the second sure
+        try:
+            text = "\n" * (first_line - 1) + textwrap.dedent("".join(block(lines[first_line - 1:])))
+            same = _build(fn, _function(text), dict.fromkeys(code.co_freevars)).__code__
+        except (SyntaxError, IndexError, ValueError):
+            continue
+        if (same.co_code, same.co_names, same.co_varnames, same.co_freevars, same.co_consts[1:]) == (
+            code.co_code, code.co_names, code.co_varnames, code.co_freevars, code.co_consts[1:]
+        ):
+            stores = [n.id for n in ast.walk(_function(text)) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)]
+            return text, {name: stores.count(name) for name in stores}
+    return None
+
+
+def _indentation(line):
+    return len(line) - len(line.lstrip())
+
+
+def _indented_block(lines):
+    """The lines of the function (decorators first) that ``lines`` starts with: up to the
+    next code at its indentation or less (but a header's closing parenthesis)."""
+    indent = _indentation(lines[0])
+    end = 1
+    while end < len(lines) and not lines[end - 1].lstrip().startswith("def "):  # decorators
+        end += 1
+    for end in range(end, len(lines)):
+        line = lines[end]
+        code = line.strip()
+        if code and not code.startswith(("#", ")")) and _indentation(line) <= indent:
+            break
+    else:
+        end = len(lines)
+    return lines[:end]
+
+
+def _function(text):
+    tree = ast.parse(text)
+    function = tree.body[0]
+    if not isinstance(function, ast.FunctionDef):
+        raise ValueError("not a function")
+    function.decorator_list = []
+    return function
+
+
+@functools.lru_cache(maxsize=None)
+def _imports(filename):
+    """The import statements at the top level of a source file (read from its import
+    lines alone where they parse by themselves: quicker than the whole file)."""
+    lines, statement = [], []
+    for line in linecache.getlines(filename):
+        if statement or line.startswith(("import ", "from ")):
+            statement.append(line)
+            if statement[0].count("(") <= "".join(statement).count(")"):
+                lines += statement
+                statement = []
+    try:
+        tree = ast.parse("".join(lines))
+    except SyntaxError:
+        tree = ast.parse("".join(linecache.getlines(filename)))
+    return tuple(node for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom)))
+
+
+def _located(node, line):
+    """``node`` and the nodes in it, placed at ``line`` (new nodes need a place)."""
+    for each in ast.walk(node):
+        if "lineno" in each._attributes:
+            each.lineno = each.end_lineno = line
+            each.col_offset = each.end_col_offset = 0
+    return node
+
+
+def _build(fn, function, values):
+    """The function that ``function`` (an AST) defines, compiled in ``fn``'s globals
+    with ``values`` for its free variables (and bound parameters)."""
+    line = function.lineno
+    # fn's module's imports, never run: Python compiles ``module.f()`` differently
+    # (LOAD_ATTR, not LOAD_METHOD) when ``module`` was imported, and the copy's code
+    # should be fn's
+    imports = _located(ast.If(test=ast.Constant(value=False), body=[ast.Pass()], orelse=[]), line)
+    imports.body += _imports(fn.__code__.co_filename)
+    # a factory taking the free variables, so that the copy's names resolve as fn's do
+    factory = _located(
+        ast.FunctionDef(
+            name="_bind",
+            args=ast.arguments(posonlyargs=[], args=[ast.arg(arg=name) for name in values], vararg=None,
+                               kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[]),
+            body=[ast.Return(value=ast.Name(id=function.name, ctx=ast.Load()))],
+            decorator_list=[],
+        ),
+        line,
+    )
+    factory.body.insert(0, function)
+    namespace = {}
+    module = ast.Module(body=[imports, factory], type_ignores=[])
+    exec(compile(module, fn.__code__.co_filename, "exec"), fn.__globals__, namespace)
+    copy = namespace["_bind"](*values.values())
+    copy.__qualname__, copy.__module__, copy.__doc__ = fn.__qualname__, fn.__module__, fn.__doc__
+    return copy
+
+
+_ARITHMETIC = {
+    ast.Add: lambda a, b: a + b,
+    ast.Sub: lambda a, b: a - b,
+    ast.Mult: lambda a, b: a * b,
+    ast.FloorDiv: lambda a, b: a // b,
+    ast.Mod: lambda a, b: a % b,
+    ast.LShift: lambda a, b: a << b,
+    ast.RShift: lambda a, b: a >> b,
+    ast.BitAnd: lambda a, b: a & b,
+    ast.BitOr: lambda a, b: a | b,
+    ast.BitXor: lambda a, b: a ^ b,
+}
+
+
+def _integer(value):
+    return isinstance(value, int) and abs(value) < 2**62  # (bools too; far from int64's limits)
+
+
+class _Fold(ast.NodeTransformer):
+    """Integer arithmetic on constants computed, as Python and Numba's int64 agree on
+    it for such values: ``(threads + 31) >> 5`` with ``threads`` bound to 128 is 4."""
+
+    def __init__(self, constants):
+        self.constants = constants
+        self.changed = False
+
+    def visit_Name(self, node):
+        value = self.constants.get(node.id)
+        if isinstance(node.ctx, ast.Load) and _integer(value):
+            self.changed = True
+            return ast.copy_location(ast.Constant(value=value), node)
+        return node
+
+    def visit_BinOp(self, node):
+        self.generic_visit(node)
+        if isinstance(node.left, ast.Constant) and isinstance(node.right, ast.Constant) and type(node.op) in _ARITHMETIC:
+            a, b = node.left.value, node.right.value
+            if _integer(a) and _integer(b):
+                try:
+                    value = _ARITHMETIC[type(node.op)](int(a), int(b))
+                except (ArithmeticError, ValueError):
+                    return node
+                if _integer(value):
+                    return ast.copy_location(ast.Constant(value=value), node)
+        return node
+
+    def _scope(self, node):
+        return node  # (names in a nested scope may be its own)
+
+    visit_FunctionDef = visit_Lambda = visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _scope
+
+
+class _Pruner:
+    """Replaces ``if`` statements decided by ``constants`` with the branch taken, and
+    computes integer arithmetic on them; a name assigned once, at the top level, a
+    computed integer becomes a constant too."""
+
+    def __init__(self, constants, assigned_once):
+        self.constants = constants
+        self.assigned_once = assigned_once
+        self.fold = _Fold(constants)
+        self.pruned = False
+
+    def value(self, node):
+        """``(True, value)`` of an expression of constants only, else ``(False, None)``."""
+        if isinstance(node, ast.Constant):
+            return True, node.value
+        if isinstance(node, ast.Name) and node.id in self.constants:
+            return True, self.constants[node.id]
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            known, value = self.value(node.operand)
+            return known, (not value) if known else None
+        if isinstance(node, ast.BinOp) and type(node.op) in _ARITHMETIC:
+            (known_a, a), (known_b, b) = self.value(node.left), self.value(node.right)
+            if not (known_a and known_b and isinstance(a, (int, np.integer)) and isinstance(b, (int, np.integer))):
+                return False, None
+            try:
+                return True, _ARITHMETIC[type(node.op)](a, b)
+            except (ArithmeticError, TypeError):
+                return False, None
+        if isinstance(node, ast.BoolOp):
+            values = [self.value(v) for v in node.values]
+            if not all(known for known, _ in values):
+                return False, None
+            truths = [bool(v) for _, v in values]
+            return True, all(truths) if isinstance(node.op, ast.And) else any(truths)
+        if isinstance(node, ast.Compare) and all(type(op) in _COMPARE for op in node.ops):
+            operands = [self.value(node.left)] + [self.value(c) for c in node.comparators]
+            if not all(known for known, _ in operands):
+                return False, None
+            values = [v for _, v in operands]
+            try:
+                return True, all(_COMPARE[type(op)](a, b) for op, a, b in zip(node.ops, values, values[1:]))
+            except TypeError:
+                return False, None
+        return False, None
+
+    def statements(self, body, top=False):
+        result = []
+        for statement in body:
+            if isinstance(statement, ast.If):
+                statement.test = self.fold.visit(statement.test)
+                known, taken = self.value(statement.test)
+                if known:
+                    self.pruned = True
+                    result.extend(self.statements(statement.body if taken else statement.orelse))
+                    continue
+                statement.body = self.statements(statement.body) or [_located(ast.Pass(), statement.lineno)]
+                statement.orelse = self.statements(statement.orelse)
+            elif isinstance(statement, (ast.For, ast.While)):
+                if isinstance(statement, ast.For):
+                    statement.iter = self.fold.visit(statement.iter)
+                else:
+                    statement.test = self.fold.visit(statement.test)
+                statement.body = self.statements(statement.body) or [_located(ast.Pass(), statement.lineno)]
+                statement.orelse = self.statements(statement.orelse)
+            elif isinstance(statement, ast.With):
+                statement.body = self.statements(statement.body) or [_located(ast.Pass(), statement.lineno)]
+            else:
+                statement = self.fold.visit(statement)
+                if (top and isinstance(statement, ast.Assign) and len(statement.targets) == 1
+                        and isinstance(statement.targets[0], ast.Name)
+                        and statement.targets[0].id in self.assigned_once
+                        and isinstance(statement.value, ast.Constant) and _integer(statement.value.value)):
+                    self.constants[statement.targets[0].id] = statement.value.value
+                    self.pruned = True
+            result.append(statement)
+        return result

@@ -1,0 +1,84 @@
+"""coop._core.constants: copies of device functions with constants bound and the
+branches they decide removed compute what the originals compute."""
+
+import pytest
+
+from coop._core import constants
+
+LIMIT = 3  # a module-level number: a constant, as Numba freezes globals
+
+
+def make_variant(is_items, threads, cache):
+    def variant(x, y):
+        if is_items and threads > 32:
+            z = 1
+        elif not is_items:
+            z = 2
+        else:
+            z = 3
+        if cache is not None:
+            z += 10
+        if threads <= LIMIT:
+            z -= 100
+        return z + x * y
+
+    return variant
+
+
+@pytest.mark.parametrize("is_items, threads, cache", [(True, 64, None), (True, 16, 1), (False, 2, None)])
+def test_without_dead_branches_computes_the_same(is_items, threads, cache):
+    variant = make_variant(is_items, threads, cache)
+    copy = constants.without_dead_branches(variant)
+    assert copy is not variant
+    assert copy(3, 4) == variant(3, 4)
+    assert copy.__qualname__ == variant.__qualname__
+    assert copy.__code__.co_firstlineno == variant.__code__.co_firstlineno
+
+
+def raking(x, threads, cache, lane):
+    segment = (threads + 31) >> 5
+    aggregate_slot = threads + 32
+    if threads <= 32:
+        return -1
+    rakers = (threads + segment - 1) // segment
+    if cache is not None:
+        x += 1
+    for i in range(1, segment):
+        x += lane * segment + i
+    return x + aggregate_slot + rakers
+
+
+def test_bound_parameters_leave_the_signature_and_fold():
+    copy = constants._copy(raking, {"threads": 128, "cache": None})
+    assert copy.__code__.co_varnames[: copy.__code__.co_argcount] == ("x", "lane")
+    assert copy(1, 2) == raking(1, 128, None, 2)
+    assert copy(5, 0) == raking(5, 128, None, 0)
+    # the constants were computed: no arithmetic on them is left in the copy
+    assert 4 in copy.__code__.co_consts and 160 in copy.__code__.co_consts
+    small = constants._copy(raking, {"threads": 16, "cache": 0})
+    assert small(1, 2) == raking(1, 16, 0, 2) == -1
+
+
+def test_binding_what_the_body_assigns_is_refused():
+    def assigns(x, n):
+        n = n + 1
+        return x + n
+
+    with pytest.raises(ValueError, match="assigned in its body"):
+        constants._copy(assigns, {"n": 1})
+    with pytest.raises(ValueError, match="no parameters"):
+        constants._copy(raking, {"width": 1})
+
+
+def test_names_of_nested_scopes_and_locals_are_left_alone():
+    def shadows(x, LIMIT):  # noqa: N803  (a parameter named as the module's constant)
+        return [LIMIT for LIMIT in range(2)], LIMIT + x
+
+    assert constants.without_dead_branches(shadows)(1, 10) == ([0, 1], 11)
+
+
+def test_functions_without_source_are_returned_as_they_are():
+    namespace = {}
+    exec("def made(x, flag=True):\n    if flag:\n        return x\n    return -x\n", namespace)
+    made = namespace["made"]
+    assert constants.without_dead_branches(made) is made
