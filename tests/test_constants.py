@@ -82,3 +82,11 @@ def test_functions_without_source_are_returned_as_they_are():
     exec("def made(x, flag=True):\n    if flag:\n        return x\n    return -x\n", namespace)
     made = namespace["made"]
     assert constants.without_dead_branches(made) is made
+
+
+def test_binding_without_source_passes_the_constants():
+    namespace = {}
+    exec("def made(x, flag, y):\n    if flag:\n        return x + y\n    return x - y\n", namespace)
+    made = namespace["made"]
+    bound = constants._forwarding(made, {"flag": False})
+    assert bound(5, 2) == made(5, False, 2) == 3

@@ -19,7 +19,9 @@ is typed and lowered at every call. So a specialisation binds what it knows:
 
 The copies are compiled from ``fn``'s source (checked to compile to ``fn``'s code), in
 its globals, with its names and line numbers (errors point at ``fn``'s source); their
-other free variables keep their values. The simulator runs the same copies.
+other free variables keep their values. The simulator runs the same copies. Where the
+source cannot be read, ``specialised`` gives a function passing the constants to ``fn``
+(the same results, without the savings).
 """
 
 import ast
@@ -61,10 +63,26 @@ def specialised(fn, **constants):
 def _specialised(fn, constants):
     from coop._core.specialize import device_function
 
-    copy = _copy(fn, dict(constants))
-    if copy is None:
-        raise ValueError(f"cannot bind constants in {fn.__qualname__}: its source is not available")
+    bound = dict(constants)
+    copy = _copy(fn, bound)
+    if copy is None:  # no source: a function passing the constants to fn (a device function)
+        copy = _forwarding(fn, bound)
     return device_function(copy)
+
+
+def _forwarding(fn, bound):
+    names = list(inspect.signature(fn).parameters)
+    kept = ", ".join(name for name in names if name not in bound)
+    passed = ", ".join(f"_bound_{name}" if name in bound else name for name in names)
+    source = (
+        f"def _bind(_fn, {', '.join('_bound_' + name for name in bound)}):\n"
+        f"    def bound({kept}):\n"
+        f"        return _fn({passed})\n"
+        f"    return bound\n"
+    )
+    namespace = {}
+    exec(source, {}, namespace)
+    return namespace["_bind"](fn, *bound.values())
 
 
 def _copy(fn, bound):
