@@ -80,6 +80,8 @@ def warp_striped(rank, n, group):
     a last partial warp)."""
     lane = rank % WARP_THREADS
     warp_first = rank - lane
+    if group % WARP_THREADS == 0:  # every warp full: a constant stride, as CUB's
+        return warp_first * n + lane, WARP_THREADS
     return warp_first * n + lane, min(group - warp_first, WARP_THREADS)
 
 
