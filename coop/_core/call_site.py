@@ -29,6 +29,8 @@ import textwrap
 
 import numpy as np
 
+from coop._core.constants import SOURCE_LOCK
+
 __all__ = ["CallSite", "call_site"]
 
 _MAX_CALLERS = 8  # how far up device-function calls a parameter is followed
@@ -57,18 +59,23 @@ def call_site(frame, parameters):
     key = tuple((f.f_code, f.f_lasti) for f in chain)
     site = _sites.get(key)
     if site is None:
-        where = _describe(frame)
-        scope = _Scope.of(chain)
-        call = scope.call() if scope is not None else None
-        if call is None:
-            site = CallSite(where)
-        else:
-            arguments = list(_arguments(call, parameters))
-            run_time = frozenset(name for name, argument in arguments if not scope.constant(argument))
-            read_only = frozenset(name for name, argument in arguments if scope.global_array(argument))
-            site = CallSite(where, run_time, read_only)
-        _sites[key] = site
+        with SOURCE_LOCK:
+            site = _sites.get(key) or _analyse(frame, chain, parameters)
+            _sites[key] = site
     return site
+
+
+def _analyse(frame, chain, parameters):
+    """The CallSite of ``frame``'s call (``chain``: it and its callers, see ``_caller_chain``)."""
+    where = _describe(frame)
+    scope = _Scope.of(chain)
+    call = scope.call() if scope is not None else None
+    if call is None:
+        return CallSite(where)
+    arguments = list(_arguments(call, parameters))
+    run_time = frozenset(name for name, argument in arguments if not scope.constant(argument))
+    read_only = frozenset(name for name, argument in arguments if scope.global_array(argument))
+    return CallSite(where, run_time, read_only)
 
 
 def _describe(frame):

@@ -29,6 +29,7 @@ import functools
 import inspect
 import linecache
 import textwrap
+import threading
 
 import numpy as np
 
@@ -47,16 +48,25 @@ _COMPARE = {
 }
 
 
+#: Held while coop parses or compiles Python source (here and in ``coop._core.call_site``):
+#: CPython 3.11's AST machinery is not thread-safe ("AST constructor recursion depth
+#: mismatch", python/cpython#106905), and the simulator specialises primitives in many
+#: threads at once.
+SOURCE_LOCK = threading.RLock()
+
+
 def without_dead_branches(fn):
     """``fn`` without the branches its constant free variables decide (see the module
     docstring); ``fn`` itself if there are none, or if its source cannot be read."""
-    return _copy(fn, {}) or fn
+    with SOURCE_LOCK:
+        return _copy(fn, {}) or fn
 
 
 def specialised(fn, **constants):
     """A device function computing ``fn`` with the parameters ``constants`` names bound
     to those values (see the module docstring)."""
-    return _specialised(inspect.unwrap(fn), tuple(sorted(constants.items())))
+    with SOURCE_LOCK:
+        return _specialised(inspect.unwrap(fn), tuple(sorted(constants.items())))
 
 
 @functools.lru_cache(maxsize=None)
