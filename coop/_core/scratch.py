@@ -82,29 +82,44 @@ def allocator(value_type, slots, owner):
         return allocate
 
     from numba.cuda.cudadrv import nvvm
-    from numba.cuda.cudaimpl import _generic_array, _get_unique_smem_id
+    from numba.cuda.cudaimpl import _get_unique_smem_id
+
+    # one static allocation wherever this is lowered, i.e. once per specialisation
+    return _word_array(value_type, slots, nvvm.ADDRSPACE_SHARED, lambda: _get_unique_smem_id("_coop_scratch"), True)
+
+
+def _word_array(value_type, slots, address_space, symbol, takes_unused):
+    """An intrinsic giving what ``cuda.shared.array`` / ``cuda.local.array(words,
+    np.uint64)`` lowers to, ``words`` 8-byte words holding ``slots`` values of
+    ``value_type``; ``takes_unused``: it takes one ignored argument."""
+    from numba.cuda.cudaimpl import _generic_array
 
     words = scratch_bytes(value_type, slots) // WORD
-
     buffer_type = types.Array(types.uint64, 1, "C")
 
-    @intrinsic
-    def allocate(typingctx, unused):
-        def codegen(context, builder, sig, args):
-            # what cuda.shared.array(words, np.uint64) lowers to: one static allocation
-            # wherever this is lowered, i.e. once per specialisation of the primitive
-            return _generic_array(
-                context,
-                builder,
-                shape=(words,),
-                dtype=types.uint64,
-                symbol_name=_get_unique_smem_id("_coop_scratch"),
-                addrspace=nvvm.ADDRSPACE_SHARED,
-                can_dynsized=False,
-                alignment=None,
-            )
+    def codegen(context, builder, sig, args):
+        return _generic_array(
+            context,
+            builder,
+            shape=(words,),
+            dtype=types.uint64,
+            symbol_name=symbol(),
+            addrspace=address_space,
+            can_dynsized=False,
+            alignment=None,
+        )
 
-        return buffer_type(unused), codegen
+    if takes_unused:
+
+        @intrinsic
+        def allocate(typingctx, unused):
+            return buffer_type(unused), codegen
+
+    else:
+
+        @intrinsic
+        def allocate(typingctx):
+            return buffer_type(), codegen
 
     return allocate
 
@@ -123,29 +138,8 @@ def local_allocator(value_type, slots):
         return allocate
 
     from numba.cuda.cudadrv import nvvm
-    from numba.cuda.cudaimpl import _generic_array
 
-    words = scratch_bytes(value_type, slots) // WORD
-    buffer_type = types.Array(types.uint64, 1, "C")
-
-    @intrinsic
-    def allocate(typingctx):
-        def codegen(context, builder, sig, args):
-            # what cuda.local.array(words, np.uint64) lowers to
-            return _generic_array(
-                context,
-                builder,
-                shape=(words,),
-                dtype=types.uint64,
-                symbol_name="_coop_registers",
-                addrspace=nvvm.ADDRSPACE_LOCAL,
-                can_dynsized=False,
-                alignment=None,
-            )
-
-        return buffer_type(), codegen
-
-    return allocate
+    return _word_array(value_type, slots, nvvm.ADDRSPACE_LOCAL, lambda: "_coop_registers", False)
 
 
 def storage(sig, temp_storage, value_type, slots, owner):
