@@ -70,7 +70,7 @@ def scan_warp_scans(x, op, convert, up, idx, buffer, load, threads, cache):
     rank = block_rank()
     warp = rank >> 5
     lane = rank & 31
-    inclusive = inclusive_scan_lanes(x, op, convert, up, FULL_MASK, lane, 32)
+    inclusive = inclusive_scan_lanes(x, op, convert, FULL_MASK, 32)
     cuda.syncthreads()  # the previous call's reads of the scratch are done
     if lane == min(31, threads - 1 - warp * 32):
         store(buffer, warp, inclusive)
@@ -99,7 +99,7 @@ def scan_raking(x, op, convert, up, idx, buffer, load, threads, cache):
     rank = block_rank()
     lane = rank & 31
     if threads <= 32:
-        inclusive = inclusive_scan_lanes(x, op, convert, up, FULL_MASK, lane, 32)
+        inclusive = inclusive_scan_lanes(x, op, convert, FULL_MASK, 32)
         return exclusive_from_inclusive(inclusive, x, op, convert, up, FULL_MASK), idx(FULL_MASK, inclusive, threads - 1)
     segment = (threads + 31) >> 5
     aggregate_slot = threads + 32  # past the padded grid
@@ -121,7 +121,7 @@ def scan_raking(x, op, convert, up, idx, buffer, load, threads, cache):
                         store(cache, i, item)
                     partial = convert(op(partial, item))
         rakers = (threads + segment - 1) // segment
-        inclusive = inclusive_scan_lanes(partial, op, convert, up, FULL_MASK, lane, 32)
+        inclusive = inclusive_scan_lanes(partial, op, convert, FULL_MASK, 32)
         running = exclusive_from_inclusive(inclusive, partial, op, convert, up, FULL_MASK)
         if lane == rakers - 1:
             store(buffer, aggregate_slot, inclusive)

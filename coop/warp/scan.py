@@ -23,7 +23,7 @@ from numba.cuda import types
 from coop.ops import add
 
 from coop._core.misuse import output_check
-from coop._core.shuffle import IDX, UP, logical_warp, shuffler
+from coop._core.shuffle import IDX, UP, has_up_sum_step, logical_warp, shuffler, up_sum_step, up_with_source
 from coop._core.specialize import Signature, device_function, is_function, is_none, primitive
 from coop._core.values import converter, difference, same
 from coop.thread import (
@@ -46,16 +46,35 @@ __all__ = [
 # -- building blocks (also used by the block layer) --------------------------------------
 
 
-@device_function
-def inclusive_scan_lanes(x, op, convert, up, mask, lane, width):
-    """Kogge-Stone scan with shfl.up: lane ``l`` gets op over lanes 0..l."""
-    offset = 1
-    while offset < width:
-        y = up(mask, x, offset)
-        if lane >= offset:
-            x = convert(op(y, x))
-        offset *= 2
-    return x
+@primitive("coop.warp.scan.inclusive_scan_lanes")
+def inclusive_scan_lanes(x, op, convert, mask, width):
+    """Kogge-Stone scan with shfl.up: lane ``l`` gets op over lanes 0..l. Each step
+    combines on the shuffle's own predicate (is the source lane in the logical warp?), as
+    CUB's; sums of integers and 32/64-bit floats use CUB's fused step (shuffle, then an
+    add predicated on it)."""
+    if is_function(op, operator.add, add) and has_up_sum_step(x):
+
+        def impl(x, op, convert, mask, width):
+            c = (32 - width) << 8  # clamp(UP, width)
+            offset = 1
+            while offset < width:
+                x = up_sum_step(mask, x, offset, c)
+                offset *= 2
+            return x
+
+    else:
+
+        def impl(x, op, convert, mask, width):
+            c = (32 - width) << 8
+            offset = 1
+            while offset < width:
+                y, from_source = up_with_source(mask, x, offset, c)
+                if from_source:
+                    x = convert(op(y, x))
+                offset *= 2
+            return x
+
+    return impl
 
 
 @primitive("coop.warp.scan.exclusive_from_inclusive")
@@ -80,8 +99,8 @@ def exclusive_from_inclusive(inclusive, x, op, convert, up, mask):
 def scan_lanes(x, op, convert, up, idx, width):
     """(inclusive scan, exclusive scan, warp aggregate) of one value per lane; the
     exclusive result of logical lane 0 is unspecified (callers replace it)."""
-    lane, mask = logical_warp(width)
-    inclusive = inclusive_scan_lanes(x, op, convert, up, mask, lane, width)
+    _, mask = logical_warp(width)
+    inclusive = inclusive_scan_lanes(x, op, convert, mask, width)
     exclusive = exclusive_from_inclusive(inclusive, x, op, convert, up, mask)
     aggregate = idx(mask, inclusive, width - 1)
     return inclusive, exclusive, aggregate
@@ -226,8 +245,8 @@ def inclusive_scan(value, op, output=None, width=32, return_aggregate=False):
     else:
 
         def impl(value, op, output=None, width=32, return_aggregate=False):
-            lane, mask = logical_warp(lanes)
-            return inclusive_scan_lanes(value, op, convert, up, mask, lane, lanes)
+            _, mask = logical_warp(lanes)
+            return inclusive_scan_lanes(value, op, convert, mask, lanes)
 
     return impl
 
