@@ -242,6 +242,33 @@ def operator_kinds(x, out):
     out[3, i] = coop.warp.tail_segmented_reduce(x[i], x[i] & 1, operator.mul)
 
 
+# -- radix keys: the ordered bits of every key type ------------------------------------
+
+
+def radix_keys_kernel(key_type):
+    from coop._core import radix
+
+    to_ordered, from_ordered, digit = radix.to_ordered(key_type), radix.from_ordered(key_type), radix.digit(key_type)
+
+    @cuda.jit
+    def kernel(keys, ordered, back, digits):
+        i = cuda.grid(1)
+        bits = to_ordered(keys[i])
+        ordered[i] = bits
+        back[i] = from_ordered(bits)
+        digits[i] = digit(bits, 3, 5)
+
+    return kernel
+
+
+for _name in ORDERED:
+    _nb_type = SCALARS[_name][1]
+    _bits = types.Integer.from_bitwidth(8 if _name == "bool" else _nb_type.bitwidth, signed=False)
+    case(f"radix_keys-{_name}", (_nb_type[::1], _bits[::1], _nb_type[::1], types.uint32[::1]))(
+        radix_keys_kernel(_nb_type)
+    )
+
+
 # -- misuse: one kernel per mistake, with the message it must produce -------------------
 
 RUN_TIME_WIDTH = "coop.warp.reduce: width must be a compile-time constant"

@@ -1,0 +1,225 @@
+"""Radix keys: the bit-ordered form in which radix ranking and sorting see a key.
+
+A radix sort orders keys by the unsigned integer of their bits; for that order to be the
+keys' own, each key type is first mapped to its *ordered bits* (CUB's
+``Traits<T>::TwiddleIn``), and mapped back after the sort (``TwiddleOut``):
+
+- unsigned integers: their bits;
+- signed integers: their bits with the sign bit flipped (negatives first);
+- floats (float16, float32, float64): positive values with the sign bit set, negative
+  values with every bit inverted; -0.0 sorts just below +0.0 by its bits, but digits
+  are taken as if it were +0.0 (CUB's ``ProcessFloatMinusZero``), so that the two sort
+  as equal and keep their order (the keys themselves are not changed); NaNs sort by
+  their bits: positive NaNs after +inf, negative NaNs before -inf;
+- bool: False (0) before True (1), as uint8.
+
+``bits_type(key_type)`` is the unsigned type of a key's width; ``to_ordered(key_type)``
+and ``from_ordered(key_type)`` give the device functions ``key -> bits`` and ``bits ->
+key``; ``digit(key_type)`` the function ``(bits, begin_bit, num_bits) -> uint32`` that
+extracts a digit of ordered bits (``num_bits`` from 1 to 31; ``begin_bit`` below the
+key's width). Compiled, each is one intrinsic of a few integer
+instructions; on the simulator, NumPy on the same bit patterns.
+"""
+
+import functools
+
+import numpy as np
+from llvmlite import ir
+from numba.cuda import types
+from numba.cuda.extending import intrinsic
+
+from coop._core.backend import SIMULATOR
+
+KEY_TYPES = (
+    types.boolean,
+    types.int8, types.int16, types.int32, types.int64,
+    types.uint8, types.uint16, types.uint32, types.uint64,
+    types.float16, types.float32, types.float64,
+)
+KEY_TYPE_NAMES = "bool, int8-int64, uint8-uint64, float16, float32 and float64"
+
+
+def is_key_type(key_type):
+    return types.unliteral(key_type) in KEY_TYPES
+
+
+def key_bits(key_type):
+    """The width of a key in bits (bool: 8)."""
+    key_type = types.unliteral(key_type)
+    return 8 if key_type == types.boolean else key_type.bitwidth
+
+
+def bits_type(key_type):
+    """The unsigned integer type of a key's width."""
+    return types.Integer.from_bitwidth(key_bits(key_type), signed=False)
+
+
+def _kind(key_type):
+    key_type = types.unliteral(key_type)
+    if key_type == types.boolean:
+        return "bool"
+    if isinstance(key_type, types.Float):
+        return "float"
+    return "signed" if key_type.signed else "unsigned"
+
+
+def _float_minus_zero_ordered(bits):
+    """The ordered bits of -0.0 (all bits but the sign's set) and of +0.0 (the sign's)."""
+    high = 1 << (bits - 1)
+    return high - 1, high
+
+
+if SIMULATOR:
+
+    def _np_bits(bits):
+        return np.dtype("uint%d" % bits).type
+
+    @functools.lru_cache(maxsize=None)
+    def to_ordered(key_type):
+        kind, bits = _kind(key_type), key_bits(key_type)
+        unsigned = _np_bits(bits)
+        high = unsigned(1 << (bits - 1))
+        float_type = {16: np.float16, 32: np.float32, 64: np.float64}.get(bits)
+
+        def ordered(key):
+            if kind == "bool":
+                return unsigned(1 if key else 0)
+            if kind == "float":
+                b = np.asarray(key, float_type).view(unsigned)[()]
+                return unsigned(~b) if b & high else unsigned(b ^ high)
+            b = np.asarray(key).astype(np.dtype(key_type.name)).view(unsigned)[()]
+            return unsigned(b ^ high) if kind == "signed" else unsigned(b)
+
+        return ordered
+
+    @functools.lru_cache(maxsize=None)
+    def from_ordered(key_type):
+        kind, bits = _kind(key_type), key_bits(key_type)
+        unsigned = _np_bits(bits)
+        high = unsigned(1 << (bits - 1))
+        dtype = np.dtype(np.bool_ if kind == "bool" else key_type.name)
+
+        def key(ordered):
+            b = unsigned(ordered)
+            if kind == "bool":
+                return np.bool_(b != 0)
+            if kind == "float":
+                b = unsigned(b ^ high) if b & high else unsigned(~b)
+            elif kind == "signed":
+                b = unsigned(b ^ high)
+            return np.asarray(b).view(dtype)[()]
+
+        return key
+
+    @functools.lru_cache(maxsize=None)
+    def digit(key_type):
+        kind, bits = _kind(key_type), key_bits(key_type)
+        minus_zero, plus_zero = _float_minus_zero_ordered(bits)
+
+        def extract(ordered, begin_bit, num_bits):
+            b = int(ordered)
+            if kind == "float" and b == minus_zero:
+                b = plus_zero
+            return np.uint32((b >> int(begin_bit)) & ((1 << int(num_bits)) - 1))
+
+        return extract
+
+else:
+
+    def _as_width(builder, value, bits):
+        """An unsigned integer LLVM value as ``bits`` wide (truncated or zero-extended)."""
+        if value.type.width > bits:
+            return builder.trunc(value, ir.IntType(bits))
+        if value.type.width < bits:
+            return builder.zext(value, ir.IntType(bits))
+        return value
+
+    @functools.lru_cache(maxsize=None)
+    def to_ordered(key_type):
+        key_type = types.unliteral(key_type)
+        kind, bits = _kind(key_type), key_bits(key_type)
+        unsigned = bits_type(key_type)
+
+        @intrinsic
+        def ordered(typingctx, key):
+            if types.unliteral(key) != key_type:
+                return None
+
+            def codegen(context, builder, sig, args):
+                (value,) = args
+                word = ir.IntType(bits)
+                if kind == "bool":
+                    return builder.zext(value, word)
+                if kind == "float":
+                    value = builder.bitcast(value, word)
+                    negative = builder.icmp_signed("<", value, ir.Constant(word, 0))
+                    mask = builder.select(negative, ir.Constant(word, -1), ir.Constant(word, 1 << (bits - 1)))
+                    return builder.xor(value, mask)
+                if kind == "signed":
+                    return builder.xor(value, ir.Constant(word, 1 << (bits - 1)))
+                return value
+
+            return unsigned(key), codegen
+
+        return ordered
+
+    @functools.lru_cache(maxsize=None)
+    def from_ordered(key_type):
+        key_type = types.unliteral(key_type)
+        kind, bits = _kind(key_type), key_bits(key_type)
+        unsigned = bits_type(key_type)
+
+        @intrinsic
+        def key(typingctx, ordered):
+            if types.unliteral(ordered) != unsigned:
+                return None
+
+            def codegen(context, builder, sig, args):
+                (value,) = args
+                word = ir.IntType(bits)
+                if kind == "bool":
+                    return builder.icmp_unsigned("!=", value, ir.Constant(word, 0))
+                if kind == "float":
+                    # the sign bit set: it was positive
+                    was_positive = builder.icmp_signed("<", value, ir.Constant(word, 0))
+                    mask = builder.select(was_positive, ir.Constant(word, 1 << (bits - 1)), ir.Constant(word, -1))
+                    return builder.bitcast(builder.xor(value, mask), context.get_value_type(key_type))
+                if kind == "signed":
+                    return builder.xor(value, ir.Constant(word, 1 << (bits - 1)))
+                return value
+
+            return key_type(ordered), codegen
+
+        return key
+
+    @functools.lru_cache(maxsize=None)
+    def digit(key_type):
+        key_type = types.unliteral(key_type)
+        kind, bits = _kind(key_type), key_bits(key_type)
+        unsigned = bits_type(key_type)
+        minus_zero, plus_zero = _float_minus_zero_ordered(bits)
+
+        @intrinsic
+        def extract(typingctx, ordered, begin_bit, num_bits):
+            if types.unliteral(ordered) != unsigned or not all(
+                isinstance(types.unliteral(t), types.Integer) for t in (begin_bit, num_bits)
+            ):
+                return None
+
+            def codegen(context, builder, sig, args):
+                value, begin, count = args
+                word = ir.IntType(bits)
+                if kind == "float":
+                    is_minus_zero = builder.icmp_unsigned("==", value, ir.Constant(word, minus_zero))
+                    value = builder.select(is_minus_zero, ir.Constant(word, plus_zero), value)
+                i32 = ir.IntType(32)
+                # shift in the key's width (a 64-bit key's digit may lie above bit 32),
+                # then mask in 32 bits: digits are at most 32 bits wide
+                shifted = _as_width(builder, builder.lshr(value, _as_width(builder, begin, bits)), 32)
+                count32 = _as_width(builder, count, 32)
+                mask = builder.sub(builder.shl(ir.Constant(i32, 1), count32), ir.Constant(i32, 1))
+                return builder.and_(shifted, mask)
+
+            return types.uint32(ordered, begin_bit, num_bits), codegen
+
+        return extract
