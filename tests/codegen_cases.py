@@ -269,6 +269,133 @@ for _name in ORDERED:
     )
 
 
+# -- radix ranking and sorting ----------------------------------------------------------
+
+
+def radix_sort_kernel(dtype, threads, n, with_values, descending, striped):
+    T, N = threads, n
+
+    @cuda.jit
+    def kernel(x, out):
+        i = cuda.grid(1)
+        keys = cuda.local.array(N, dtype)
+        values = cuda.local.array(N, np.int32)
+        for j in range(N):
+            keys[j] = x[i * N + j]
+            values[j] = i * N + j
+        if with_values:
+            coop.block.radix_sort(keys, values, threads=T, items_per_thread=N, descending=descending,
+                                  blocked_to_striped=striped)
+        else:
+            coop.block.radix_sort(keys, threads=T, items_per_thread=N, descending=descending)
+        for j in range(N):
+            out[i * N + j] = keys[j] + values[j]
+
+    return kernel
+
+
+def radix_rank_kernel(dtype, threads, n, algorithm):
+    T, N = threads, n
+
+    @cuda.jit
+    def kernel(x, out):
+        i = cuda.grid(1)
+        keys = cuda.local.array(N, dtype)
+        ranks = cuda.local.array(N, np.int32)
+        prefix = cuda.local.array(1, np.int32)
+        for j in range(N):
+            keys[j] = x[i * N + j]
+        coop.block.radix_rank(keys, ranks, x.size % 5, 5, threads=T, items_per_thread=N, algorithm=algorithm,
+                              exclusive_digit_prefix=prefix)
+        for j in range(N):
+            out[i * N + j] = ranks[j] + prefix[0]
+
+    return kernel
+
+
+for _name, _threads, _n, _values, _descending, _striped in (
+    ("uint32", 128, 4, True, False, False),
+    ("float64", 64, 3, True, True, True),
+    ("int8", 96, 7, False, False, False),
+    ("float16", 256, 8, True, False, True),
+):
+    _np_dtype, _nb_type = SCALARS[_name]
+    case(f"radix_sort-{_name}-{_threads}x{_n}", (_nb_type[::1], _nb_type[::1]))(
+        radix_sort_kernel(_np_dtype, _threads, _n, _values, _descending, _striped)
+    )
+for _algorithm in ("memoize", "basic"):
+    case(f"radix_rank-{_algorithm}", (types.int32[::1], types.int32[::1]))(
+        radix_rank_kernel(np.int32, 128, 4, _algorithm)
+    )
+
+
+@misuse(
+    "radix-sort-complex-keys",
+    (types.complex64[::1], types.complex64[::1]),
+    "coop.block.radix_sort: keys must hold radix keys (bool, int8-int64, uint8-uint64, float16, float32 and "
+    "float64), got complex64",
+    threads=32,
+)
+def radix_sort_complex_keys(x, out):
+    keys = cuda.local.array(2, np.complex64)
+    coop.block.radix_sort(keys, threads=32, items_per_thread=2)
+    out[0] = keys[0]
+
+
+@misuse(
+    "radix-sort-end-bit-out-of-range",
+    (types.uint8[::1], types.uint8[::1]),
+    "coop.block.radix_sort: end_bit must be from 0 to 8 (the key's width in bits), got 9",
+    threads=32,
+)
+def radix_sort_end_bit_out_of_range(x, out):
+    keys = cuda.local.array(2, np.uint8)
+    coop.block.radix_sort(keys, threads=32, items_per_thread=2, end_bit=9)
+    out[0] = keys[0]
+
+
+@misuse(
+    "radix-sort-radix-bits-run-time",
+    (types.int32[::1], types.int32[::1]),
+    "coop.block.radix_sort: radix_bits must be a compile-time constant integer",
+    threads=32,
+)
+def radix_sort_radix_bits_run_time(x, out):
+    keys = cuda.local.array(2, np.int32)
+    coop.block.radix_sort(keys, threads=32, items_per_thread=2, radix_bits=x[0])
+    out[0] = keys[0]
+
+
+@misuse(
+    "radix-sort-values-wrong-length",
+    (types.int32[::1], types.int32[::1]),
+    "coop_error__coop_block_radix_sort__values_wrong_length",
+    threads=32,
+)
+def radix_sort_values_wrong_length(x, out):
+    keys = cuda.local.array(4, np.int32)
+    values = cuda.local.array(3, np.int32)
+    for k in range(4):
+        keys[k] = x[k]
+    for k in range(3):
+        values[k] = k
+    coop.block.radix_sort(keys, values, threads=32, items_per_thread=4)
+    out[0] = keys[0] + values[0]
+
+
+@misuse(
+    "radix-rank-num-bits-run-time",
+    (types.int32[::1], types.int32[::1]),
+    "coop.block.radix_rank: num_bits must be a compile-time constant integer",
+    threads=32,
+)
+def radix_rank_num_bits_run_time(x, out):
+    keys = cuda.local.array(2, np.int32)
+    ranks = cuda.local.array(2, np.int32)
+    coop.block.radix_rank(keys, ranks, 0, x[0], threads=32, items_per_thread=2)
+    out[0] = ranks[0]
+
+
 # -- misuse: one kernel per mistake, with the message it must produce -------------------
 
 RUN_TIME_WIDTH = "coop.warp.reduce: width must be a compile-time constant"

@@ -62,6 +62,7 @@ MODULES = [
     "coop.block.load_store",
     "coop.block.exchange",
     "coop.block.shuffle",
+    "coop.block.radix",
 ]
 
 

@@ -7,4 +7,5 @@
 - ``values``: supported dtypes, conversions back to a value's type.
 - ``shuffle``: warp shuffles of any supported value type.
 - ``vector``: vector memory accesses (aligned 2- to 16-byte loads and stores of items).
+- ``radix``: the ordered bits of radix keys (CUB's TwiddleIn/Out) and digit extraction.
 """

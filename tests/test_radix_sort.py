@@ -1,0 +1,191 @@
+"""coop.block.radix_rank and coop.block.radix_sort against NumPy's stable sorts: every key
+type, block shapes and items per thread, partial bit ranges, descending, values (the
+original positions, which proves stability), the striped result. Misuse is in the
+table of tests/codegen_cases.py, run on both paths by tests/test_misuse.py."""
+
+import numpy as np
+import pytest
+from numba import cuda
+
+import coop
+from helpers import FULL_MATRIX, INTEGER_DTYPES, assert_equal_exact
+from test_radix_keys import reference_ordered, special_keys
+
+KEY_DTYPES = [np.bool_] + INTEGER_DTYPES + [np.float16, np.float32, np.float64]
+
+if FULL_MATRIX:
+    SHAPES = [32, 64, 96, 128, 256, 512, 1024, (16, 8), (8, 4, 4)]
+    ITEMS = [1, 2, 3, 4, 7, 8, 16]
+else:
+    SHAPES = [32, 96, (16, 4)]
+    ITEMS = [1, 3]
+
+
+def size_of(shape):
+    return int(np.prod(shape))
+
+
+def fits(shape, items, key_dtype, value_dtype=np.int32):
+    """Whether the sort's buffer (its counters, or its exchange of keys or of values)
+    fits in a kernel's 48 KiB of static shared memory."""
+    from numba.cuda import types
+
+    from coop._core.exchange import STATIC_SHARED_LIMIT
+    from coop._core.scratch import scratch_bytes
+    from coop._core.values import value_type_of
+    from coop.block.exchange import exchange_bytes
+    from coop.block.radix import counter_words
+
+    threads = size_of(shape)
+    union = max(
+        scratch_bytes(types.uint32, counter_words(4, threads)),
+        *(exchange_bytes(value_type_of(np.dtype(d)), threads, items) for d in (key_dtype, value_dtype)),
+    )
+    return union <= STATIC_SHARED_LIMIT
+
+
+def digit_keys(keys, begin, end, descending):
+    """The sort key NumPy's stable argsort needs: the ordered bits begin..end-1, -0.0
+    read as +0.0, inverted for descending."""
+    ordered = reference_ordered(keys).astype(np.uint64)
+    width = 8 if keys.dtype == np.bool_ else keys.dtype.itemsize * 8
+    if keys.dtype.kind == "f":
+        ordered = np.where(ordered == (1 << (width - 1)) - 1, np.uint64(1 << (width - 1)), ordered)
+    field = (ordered >> np.uint64(begin)) & np.uint64((1 << (end - begin)) - 1)
+    return (np.uint64((1 << (end - begin)) - 1) - field) if descending else field
+
+
+def sort_kernel(shape, n, key_dtype, begin, end, descending, striped, radix_bits):
+    T, N, KT = shape, n, key_dtype
+    THREADS = size_of(shape)
+    TILE = THREADS * n
+
+    @cuda.jit
+    def kernel(x, out, positions):
+        rank = cuda.threadIdx.x + cuda.threadIdx.y * cuda.blockDim.x + cuda.threadIdx.z * cuda.blockDim.x * cuda.blockDim.y
+        base = cuda.blockIdx.x * TILE
+        keys = cuda.local.array(N, KT)
+        values = cuda.local.array(N, np.int32)
+        for i in range(N):
+            keys[i] = x[base + rank * N + i]
+            values[i] = rank * N + i
+        coop.block.radix_sort(keys, values, threads=T, items_per_thread=N, begin_bit=begin, end_bit=end,
+                              descending=descending, blocked_to_striped=striped, radix_bits=radix_bits)
+        for i in range(N):
+            position = i * THREADS + rank if striped else rank * N + i
+            out[base + position] = keys[i]
+            positions[base + position] = values[i]
+
+    return kernel
+
+
+def launch_shape(shape):
+    return shape if isinstance(shape, tuple) else (shape,)
+
+
+def check_sort(key_dtype, shape, n, begin=0, end=None, descending=False, striped=False, radix_bits=4, blocks=2,
+               seed=0):
+    rng = np.random.default_rng(seed)
+    threads = size_of(shape)
+    tile = threads * n
+    width = 8 if np.dtype(key_dtype) == np.bool_ else np.dtype(key_dtype).itemsize * 8
+    x = np.concatenate([special_keys(key_dtype, rng, tile) for _ in range(blocks)])[: blocks * tile]
+    rng.shuffle(x)
+    out, positions = np.zeros_like(x), np.zeros(x.size, np.int32)
+    kernel = sort_kernel(shape, n, key_dtype, begin, width if end is None else end, descending, striped, radix_bits)
+    kernel[blocks, launch_shape(shape)](x, out, positions)
+    for b in range(blocks):
+        tile_keys = x[b * tile:(b + 1) * tile]
+        order = np.argsort(digit_keys(tile_keys, begin, width if end is None else end, descending), kind="stable")
+        what = f"block {b}"
+        assert_equal_exact(positions[b * tile:(b + 1) * tile], order.astype(np.int32), f"{what}: positions")
+        got = out[b * tile:(b + 1) * tile]
+        expected = tile_keys[order]
+        if got.dtype.kind == "f":  # bit for bit: NaN payloads, -0.0 against +0.0
+            unsigned = np.dtype("uint%d" % (got.dtype.itemsize * 8))
+            got, expected = got.view(unsigned), expected.view(unsigned)
+        assert_equal_exact(got, expected, f"{what}: keys")
+
+
+@pytest.mark.parametrize("key_dtype", [pytest.param(d, id=np.dtype(d).name) for d in KEY_DTYPES])
+def test_radix_sort_every_key_type(key_dtype):
+    check_sort(key_dtype, 64, 3)
+    check_sort(key_dtype, 64, 3, descending=True, striped=True, seed=1)
+
+
+def shape_id(shape):
+    return "x".join(map(str, shape)) if isinstance(shape, tuple) else str(shape)
+
+
+@pytest.mark.parametrize("key_dtype", [np.uint32, np.float32] if FULL_MATRIX else [np.int32])
+@pytest.mark.parametrize("n", ITEMS)
+@pytest.mark.parametrize("shape", SHAPES, ids=shape_id)
+def test_radix_sort_shapes(shape, n, key_dtype):
+    if not fits(shape, n, key_dtype):
+        pytest.skip("the tile needs more than 48 KiB of static shared memory (temp_storage= is not taken yet)")
+    check_sort(key_dtype, shape, n, seed=n)
+
+
+@pytest.mark.parametrize(
+    "key_dtype,begin,end,descending,radix_bits",
+    [
+        (np.uint32, 3, 17, False, 4),
+        (np.int64, 0, 64, True, 5),
+        (np.float32, 8, 32, False, 3),
+        (np.uint16, 5, 5, False, 4),  # an empty bit range: the tile as it was
+        (np.int8, 0, 8, True, 1),
+        (np.uint64, 40, 64, False, 8),
+    ],
+    ids=lambda v: np.dtype(v).name if isinstance(v, type) else str(v),
+)
+def test_radix_sort_bit_ranges(key_dtype, begin, end, descending, radix_bits):
+    check_sort(key_dtype, 64, 2, begin=begin, end=end, descending=descending, radix_bits=radix_bits)
+
+
+def rank_kernel(threads, n, key_dtype, begin, num_bits, descending, algorithm, tracked):
+    T, N, KT, B = threads, n, key_dtype, tracked
+
+    @cuda.jit
+    def kernel(x, ranks_out, prefix_out):
+        t = cuda.threadIdx.x
+        keys = cuda.local.array(N, KT)
+        ranks = cuda.local.array(N, np.int32)
+        prefix = cuda.local.array(B, np.int32)
+        for i in range(N):
+            keys[i] = x[t * N + i]
+        coop.block.radix_rank(keys, ranks, begin, num_bits, threads=T, items_per_thread=N, descending=descending,
+                              algorithm=algorithm, exclusive_digit_prefix=prefix)
+        # a second call straight after: the counters of the first must not leak into it
+        coop.block.radix_rank(keys, ranks, begin, num_bits, threads=T, items_per_thread=N, descending=descending,
+                              algorithm=algorithm, exclusive_digit_prefix=prefix)
+        for i in range(N):
+            ranks_out[t * N + i] = ranks[i]
+        for j in range(B):
+            prefix_out[t * B + j] = prefix[j]
+
+    return kernel
+
+
+@pytest.mark.parametrize("algorithm", ["memoize", "basic"])
+@pytest.mark.parametrize("descending", [False, True])
+@pytest.mark.parametrize("threads,num_bits", [(32, 6), (64, 4), (96, 5)])
+def test_radix_rank(threads, num_bits, descending, algorithm):
+    n, begin = 3, 2
+    rng = np.random.default_rng(threads + num_bits)
+    keys = rng.integers(-1000, 1000, threads * n).astype(np.int16)
+    digits = 1 << num_bits
+    tracked = max(1, -(-digits // threads))
+    ranks, prefix = np.zeros(keys.size, np.int32), np.zeros(threads * tracked, np.int32)
+    rank_kernel(threads, n, np.int16, begin, num_bits, descending, algorithm, tracked)[1, threads](keys, ranks, prefix)
+    field = digit_keys(keys, begin, begin + num_bits, descending)
+    order = np.argsort(field, kind="stable")
+    expected = np.empty_like(ranks)
+    expected[order] = np.arange(keys.size)
+    assert_equal_exact(ranks, expected, "ranks")
+    # exclusive_digit_prefix: keys ranked before each digit's, for the digits tracked
+    plain = digit_keys(keys, begin, begin + num_bits, False)
+    counts = np.bincount(plain.astype(np.int64), minlength=digits)
+    before = np.concatenate([[0], np.cumsum(counts[::-1] if descending else counts)[:-1]])
+    if descending:
+        before = before[::-1]
+    assert_equal_exact(prefix[:digits], before.astype(np.int32), "exclusive_digit_prefix")
