@@ -20,9 +20,9 @@
 
 #define CHECK(x)                                                                 \
   do {                                                                           \
-    cudaError_t e = (x);                                                         \
-    if (e != cudaSuccess) {                                                      \
-      std::fprintf(stderr, "%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e)); \
+    cudaError_t status_ = (x);                                                   \
+    if (status_ != cudaSuccess) {                                                \
+      std::fprintf(stderr, "%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(status_)); \
       std::exit(1);                                                              \
     }                                                                            \
   } while (0)

@@ -8,7 +8,7 @@ import pytest
 from numba import cuda
 
 import coop
-from helpers import FULL_MATRIX, INTEGER_DTYPES, assert_equal_exact
+from helpers import FULL_MATRIX, INTEGER_DTYPES, ON_GPU, assert_equal_exact
 from test_radix_keys import reference_ordered, special_keys
 
 KEY_DTYPES = [np.bool_] + INTEGER_DTYPES + [np.float16, np.float32, np.float64]
@@ -19,6 +19,11 @@ if FULL_MATRIX:
 else:
     SHAPES = [32, 96, (16, 4)]
     ITEMS = [1, 3]
+
+
+# kernels of up to 1024 threads need launch bounds of 1024 on a GPU (64 registers a
+# thread), as CUDA C++ kernels need __launch_bounds__; the simulator's jit takes none
+jit_any_block = cuda.jit(launch_bounds=1024) if ON_GPU else cuda.jit
 
 
 def size_of(shape):
@@ -60,7 +65,7 @@ def sort_kernel(shape, n, key_dtype, begin, end, descending, striped, radix_bits
     THREADS = size_of(shape)
     TILE = THREADS * n
 
-    @cuda.jit
+    @jit_any_block
     def kernel(x, out, positions):
         rank = cuda.threadIdx.x + cuda.threadIdx.y * cuda.blockDim.x + cuda.threadIdx.z * cuda.blockDim.x * cuda.blockDim.y
         base = cuda.blockIdx.x * TILE

@@ -103,18 +103,19 @@ def ranker(sig, key_type, threads, items_per_thread, radix_bits, descending, mem
         # caller sharing the buffer with other phases synchronises before the call).
         for lane in range(padded_lanes):
             store(buffer, lane * threads + tid, np.uint32(0))
-        prefixes = cuda.local.array(n, np.uint32)
-        counter_of = cuda.local.array(n, np.int32)  # word * 2 + sub
+        # per key, one register: its counter (word * 2 + sub) above 16 bits, and the
+        # count of the thread's keys of its digit before it (its prefix) below
+        counted = cuda.local.array(n, np.uint32)
         for i in range(n):
             digit = digit_of(ordered[i], begin_bit, pass_bits)
             if descending:
                 digit = digits - 1 - digit
+            sub = digit >> log_lanes
             word = (digit & (lanes - 1)) * threads + tid
-            shift = (digit >> log_lanes) * COUNTER_BITS
+            shift = sub * COUNTER_BITS
             packed = load(buffer, word)
-            prefixes[i] = np.uint32((packed >> shift) & 0xFFFF)
             store(buffer, word, np.uint32(packed + (np.uint32(1) << shift)))
-            counter_of[i] = word * 2 + (digit >> log_lanes)
+            counted[i] = np.uint32(((word * 2 + sub) << COUNTER_BITS) | ((packed >> shift) & 0xFFFF))
         cuda.syncthreads()
         # Scan the counters in memory order (lane by lane, thread by thread; low halves,
         # then high halves): each thread rakes a segment of consecutive words.
@@ -133,9 +134,9 @@ def ranker(sig, key_type, threads, items_per_thread, radix_bits, descending, mem
             running = np.uint32(running + count)
         cuda.syncthreads()
         for i in range(n):
-            word = counter_of[i] >> 1
-            shift = (counter_of[i] & 1) * COUNTER_BITS
-            ranks[i] = prefixes[i] + ((load(buffer, word) >> shift) & 0xFFFF)
+            word = counted[i] >> (COUNTER_BITS + 1)
+            shift = ((counted[i] >> COUNTER_BITS) & 1) * COUNTER_BITS
+            ranks[i] = (counted[i] & 0xFFFF) + ((load(buffer, word) >> shift) & 0xFFFF)
         if with_digit_prefix:
             for track in range(tracked):
                 bin_index = tid * tracked + track
