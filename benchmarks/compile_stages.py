@@ -51,6 +51,11 @@ for path in (str(REPO), str(HERE)):
 
 import coop_tiles  # noqa: E402  (stdlib only at import)
 
+if str(REPO) != sys.path[0]:  # (coop_tiles puts its own checkout first: the measured coop goes first)
+    if str(REPO) in sys.path:
+        sys.path.remove(str(REPO))
+    sys.path.insert(0, str(REPO))
+
 STAGES = ("generators", "bytecode", "typing", "typed", "lowering", "ir_text", "nvvm", "other")
 TYPED_PASSES = {"nopython_rewrites", "strip_phis", "inline_overloads", "nopython_supported_feature_validation"}
 LOWERING_PASSES = {"ir_legalization", "annotate_types", "create_library", "cuda_native_lowering", "cuda_backend"}
