@@ -134,63 +134,58 @@ else:
             return builder.zext(value, ir.IntType(bits))
         return value
 
+    def _conversion(from_type, to_type, build):
+        """An intrinsic ``from_type -> to_type`` whose code ``build(context, builder,
+        value)`` gives."""
+
+        @intrinsic
+        def convert(typingctx, value):
+            if types.unliteral(value) != from_type:
+                return None
+
+            def codegen(context, builder, sig, args):
+                return build(context, builder, args[0])
+
+            return to_type(value), codegen
+
+        return convert
+
     @functools.lru_cache(maxsize=None)
     def to_ordered(key_type):
         key_type = types.unliteral(key_type)
         kind, bits = _kind(key_type), key_bits(key_type)
-        unsigned = bits_type(key_type)
+        word = ir.IntType(bits)
+        high = ir.Constant(word, 1 << (bits - 1))
 
-        @intrinsic
-        def ordered(typingctx, key):
-            if types.unliteral(key) != key_type:
-                return None
+        def build(context, builder, value):
+            if kind == "bool":
+                return builder.zext(value, word)
+            if kind == "float":
+                value = builder.bitcast(value, word)
+                negative = builder.icmp_signed("<", value, ir.Constant(word, 0))
+                return builder.xor(value, builder.select(negative, ir.Constant(word, -1), high))
+            return builder.xor(value, high) if kind == "signed" else value
 
-            def codegen(context, builder, sig, args):
-                (value,) = args
-                word = ir.IntType(bits)
-                if kind == "bool":
-                    return builder.zext(value, word)
-                if kind == "float":
-                    value = builder.bitcast(value, word)
-                    negative = builder.icmp_signed("<", value, ir.Constant(word, 0))
-                    mask = builder.select(negative, ir.Constant(word, -1), ir.Constant(word, 1 << (bits - 1)))
-                    return builder.xor(value, mask)
-                if kind == "signed":
-                    return builder.xor(value, ir.Constant(word, 1 << (bits - 1)))
-                return value
-
-            return unsigned(key), codegen
-
-        return ordered
+        return _conversion(key_type, bits_type(key_type), build)
 
     @functools.lru_cache(maxsize=None)
     def from_ordered(key_type):
         key_type = types.unliteral(key_type)
         kind, bits = _kind(key_type), key_bits(key_type)
-        unsigned = bits_type(key_type)
+        word = ir.IntType(bits)
+        high = ir.Constant(word, 1 << (bits - 1))
 
-        @intrinsic
-        def key(typingctx, ordered):
-            if types.unliteral(ordered) != unsigned:
-                return None
+        def build(context, builder, value):
+            if kind == "bool":
+                return builder.icmp_unsigned("!=", value, ir.Constant(word, 0))
+            if kind == "float":
+                # the sign bit set: it was positive
+                was_positive = builder.icmp_signed("<", value, ir.Constant(word, 0))
+                mask = builder.select(was_positive, high, ir.Constant(word, -1))
+                return builder.bitcast(builder.xor(value, mask), context.get_value_type(key_type))
+            return builder.xor(value, high) if kind == "signed" else value
 
-            def codegen(context, builder, sig, args):
-                (value,) = args
-                word = ir.IntType(bits)
-                if kind == "bool":
-                    return builder.icmp_unsigned("!=", value, ir.Constant(word, 0))
-                if kind == "float":
-                    # the sign bit set: it was positive
-                    was_positive = builder.icmp_signed("<", value, ir.Constant(word, 0))
-                    mask = builder.select(was_positive, ir.Constant(word, 1 << (bits - 1)), ir.Constant(word, -1))
-                    return builder.bitcast(builder.xor(value, mask), context.get_value_type(key_type))
-                if kind == "signed":
-                    return builder.xor(value, ir.Constant(word, 1 << (bits - 1)))
-                return value
-
-            return key_type(ordered), codegen
-
-        return key
+        return _conversion(bits_type(key_type), key_type, build)
 
     @functools.lru_cache(maxsize=None)
     def digit(key_type):
