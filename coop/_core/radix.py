@@ -74,6 +74,12 @@ if SIMULATOR:
     def _np_bits(bits):
         return np.dtype("uint%d" % bits).type
 
+    def _word_layout(key_type):
+        """(key type, kind, its LLVM integer type, the sign bit as a constant of it)."""
+        key_type = types.unliteral(key_type)
+        word = ir.IntType(key_bits(key_type))
+        return key_type, _kind(key_type), word, ir.Constant(word, 1 << (word.width - 1))
+
     @functools.lru_cache(maxsize=None)
     def to_ordered(key_type):
         kind, bits = _kind(key_type), key_bits(key_type)
@@ -150,12 +156,15 @@ else:
 
         return convert
 
+    def _word_layout(key_type):
+        """(key type, kind, its LLVM integer type, the sign bit as a constant of it)."""
+        key_type = types.unliteral(key_type)
+        word = ir.IntType(key_bits(key_type))
+        return key_type, _kind(key_type), word, ir.Constant(word, 1 << (word.width - 1))
+
     @functools.lru_cache(maxsize=None)
     def to_ordered(key_type):
-        key_type = types.unliteral(key_type)
-        kind, bits = _kind(key_type), key_bits(key_type)
-        word = ir.IntType(bits)
-        high = ir.Constant(word, 1 << (bits - 1))
+        key_type, kind, word, high = _word_layout(key_type)
 
         def build(context, builder, value):
             if kind == "bool":
@@ -170,10 +179,7 @@ else:
 
     @functools.lru_cache(maxsize=None)
     def from_ordered(key_type):
-        key_type = types.unliteral(key_type)
-        kind, bits = _kind(key_type), key_bits(key_type)
-        word = ir.IntType(bits)
-        high = ir.Constant(word, 1 << (bits - 1))
+        key_type, kind, word, high = _word_layout(key_type)
 
         def build(context, builder, value):
             if kind == "bool":
