@@ -104,7 +104,9 @@ def ranker(sig, key_type, threads, items_per_thread, radix_bits, descending, mem
         for lane in range(padded_lanes):
             store(buffer, lane * threads + tid, np.uint32(0))
         # per key, one register: its counter (word * 2 + sub) above 16 bits, and the
-        # count of the thread's keys of its digit before it (its prefix) below
+        # count of the thread's keys of its digit before it (its prefix) below; word * 2
+        # + sub fits 16 bits while the counters fit the 48 KiB checked (12288 words):
+        # counters in a larger temp_storage would need two registers
         counted = cuda.local.array(n, np.uint32)
         for i in range(n):
             digit = digit_of(ordered[i], begin_bit, pass_bits)
