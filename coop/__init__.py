@@ -19,7 +19,7 @@ warp, must make the call, which the simulator checks.
 
 from coop._core.backend import SIMULATOR
 from coop._core.config import config
-from coop._core.specialize import CoopError
+from coop._core.errors import CoopError
 from coop import block, ops, thread, warp
 
 __version__ = "0.1.0"

@@ -19,7 +19,7 @@ own float16 operators are out-of-line calls that spill to local memory, so prefe
 """
 
 from coop._core.specialize import primitive
-from coop._core.values import arithmetic, less
+from coop._core.arithmetic import arithmetic, less
 
 __all__ = [
     "add",

@@ -33,20 +33,15 @@ def size_of(shape):
 def fits(shape, items, key_dtype, value_dtype=np.int32):
     """Whether the sort's buffer (its counters, or its exchange of keys or of values)
     fits in a kernel's 48 KiB of static shared memory."""
-    from numba.cuda import types
-
     from coop._core.exchange import STATIC_SHARED_LIMIT
-    from coop._core.scratch import scratch_bytes
     from coop._core.values import value_type_of
-    from coop.block.exchange import exchange_bytes
-    from coop.block.radix import counter_words
+    from coop.block.radix import sort_layout
 
-    threads = size_of(shape)
-    union = max(
-        scratch_bytes(types.uint32, counter_words(4, threads)),
-        *(exchange_bytes(value_type_of(np.dtype(d)), threads, items) for d in (key_dtype, value_dtype)),
-    )
-    return union <= STATIC_SHARED_LIMIT
+    def value_type(dtype):
+        return value_type_of(np.dtype(dtype))
+
+    layout = sort_layout(value_type(key_dtype), value_type(value_dtype), size_of(shape), items, 4)
+    return layout.nbytes <= STATIC_SHARED_LIMIT
 
 
 def digit_keys(keys, begin, end, descending):

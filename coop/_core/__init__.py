@@ -1,11 +1,38 @@
 """coop's shared machinery: every primitive family is built on these modules.
 
-- ``backend``: which CUDA the code runs against (Numba's compiler or its simulator).
-- ``simulator``: the warp intrinsics coop adds to Numba's CUDA simulator.
+Layering: ``coop._core`` < ``coop.ops`` < ``coop.thread`` < ``coop.warp`` <
+``coop.block``; a module imports only from its own layer or below (``coop.block`` may
+use ``coop.warp``'s building blocks, as block scan uses warp scan), and the modules
+here import one another without cycles (not even function-level imports):
+
+- ``errors``: ``CoopError`` and the messages shared by compile-time, run-time and
+  simulator checks.
+- ``backend``: which CUDA the code runs against (Numba's compiler or its simulator;
+  ``device``: is there a GPU), and ``device_function``, how building blocks are
+  compiled (inlined) or simulated.
+- ``simulator``: the warp intrinsics and collective checks coop adds to Numba's
+  simulator. ``config``, ``debug``: ``coop.config``; debug mode's run-time traps.
+- ``values``: supported value types, their sizes in memory, conversions back to a
+  value's type.
+- ``constants``, ``call_site``: device functions specialised on constants (dead
+  branches pruned); which arguments of a simulated call are compile-time constants.
 - ``specialize``: the ``primitive`` decorator (one implementation per primitive,
-  specialised from argument types) and the compile-time argument checks.
-- ``values``: supported dtypes, conversions back to a value's type.
-- ``shuffle``: warp shuffles of any supported value type.
-- ``vector``: vector memory accesses (aligned 2- to 16-byte loads and stores of items).
+  specialised from argument types) and ``Signature``, the compile-time argument checks.
+- ``misuse``: link-time checks of array lengths (``size_check``).
+- ``arithmetic``: float16-safe ``difference`` / ``less`` and ``coop.ops``'s arithmetic.
+- ``shuffle``: warp shuffles of any supported value type. ``vector``: vector memory
+  accesses (aligned 2- to 16-byte loads and stores of items).
+- ``scratch``: shared-memory scratch: layouts (``Region``, ``Struct``, ``Union``: named
+  regions with byte offsets and a total size), the buffers (own or the caller's
+  ``temp_storage``), typed ``store`` / ``load``, block rank and raking slots.
+- ``algorithm``: ``Algorithm``, the record of one ``algorithm=`` variant (function,
+  scratch layout, required constants) from which both a generator and its
+  ``temp_storage_bytes`` derive.
+- ``exchange``: moving items between threads through a buffer (offset functions,
+  CUB's bank padding, warp time slicing): what block and warp exchanges are built on.
+- ``tile``: tile loads and stores for warp and block: arrangements (blocked, striped,
+  warp-striped), guarded spans, direct and vector accesses, ``TileAlgorithm`` and
+  ``specialise_tile``.
 - ``radix``: the ordered bits of radix keys (CUB's TwiddleIn/Out) and digit extraction.
+- ``docs``: shared docstring paragraphs.
 """

@@ -9,6 +9,9 @@ Every coop module takes ``cuda`` from here rather than from ``numba``. Compiled,
 attribute to the running kernel's per-thread CUDA module, which the stock simulator
 only swaps into the globals of user kernels and device functions, not into code that
 coop calls from them.
+
+``device_function`` makes the building blocks that implementations call: inlined
+functions when compiled, plain Python under the simulator.
 """
 
 import os
@@ -44,13 +47,14 @@ def _simulate_without_a_gpu():
         )
 
 
+PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # coop/
+
+
 def _frames_to_importer():
     """The warnings stacklevel of the first frame outside coop and the import machinery:
     the user's ``import coop``. ``warnings.warn`` does not count the import machinery's
     frames (``<frozen importlib._bootstrap>``), so neither does this."""
-    import coop
-
-    package = os.path.dirname(os.path.abspath(coop.__file__))
+    package = PACKAGE_DIR
     frame, level = sys._getframe(1), 1
     while frame is not None:
         filename = frame.f_code.co_filename
@@ -127,3 +131,14 @@ if SIMULATOR:
 else:
     cuda = _numba_cuda
     _compile_without_a_gpu()
+
+
+from numba.cuda.extending import register_jitable  # noqa: E402
+
+
+def device_function(fn):
+    """A building block that implementations call: a ``register_jitable`` function when
+    compiled (inlined by NVVM), plain Python under the simulator."""
+    if SIMULATOR:
+        return fn
+    return register_jitable(fn)

@@ -86,10 +86,10 @@ def _describe(frame):
 def _library_dirs():
     import numba
 
-    import coop
+    from coop._core.backend import PACKAGE_DIR
 
     return (
-        os.path.dirname(os.path.abspath(coop.__file__)),
+        PACKAGE_DIR,
         os.path.dirname(os.path.abspath(numba.__file__)),
     )
 

@@ -33,6 +33,8 @@ import threading
 
 import numpy as np
 
+from coop._core.backend import device_function
+
 # values a branch test may be decided on
 _DECIDING = (bool, type(None), int, float, str, np.integer, np.bool_)
 
@@ -71,8 +73,6 @@ def specialised(fn, **constants):
 
 @functools.lru_cache(maxsize=None)
 def _specialised(fn, constants):
-    from coop._core.specialize import device_function
-
     bound = dict(constants)
     copy = _copy(fn, bound)
     if copy is None:  # no source: a function passing the constants to fn (a device function)

@@ -11,7 +11,7 @@ from numba.cuda import cgutils, nvvmutils, types
 from numba.cuda.extending import intrinsic
 
 from coop._core.config import config
-from coop._core.misuse import launch_message
+from coop._core.errors import launch_message
 
 __all__ = ["launch_check", "trap_if"]
 

@@ -23,14 +23,8 @@ Under the simulator, arrays have lengths: the check runs on every call and raise
 
 import functools
 
-from coop._core.backend import SIMULATOR
-from coop._core.specialize import CoopError, device_function
-
-
-def launch_message(qualname, given, count):
-    """What a primitive given ``threads=given`` says in a block of ``count`` threads, on
-    the simulator and in debug mode (``coop._core.debug``)."""
-    return f"{qualname}: threads={given} but the block has {count} threads; threads must be the block's thread count"
+from coop._core.backend import SIMULATOR, device_function
+from coop._core.errors import CoopError
 
 
 def _symbol(qualname, param, problem):
@@ -73,6 +67,7 @@ else:
     from numba.cuda.extending import intrinsic
 
     from coop._core.config import config
+    from coop._core.debug import trap_if
 
     @functools.lru_cache(maxsize=None)
     def size_checks_available():
@@ -135,8 +130,6 @@ else:
                 return context.get_dummy_value()
 
             return types.void(array, minimum), codegen
-
-        from coop._core.debug import trap_if  # (imports this module)
 
         return check
 

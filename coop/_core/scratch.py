@@ -1,10 +1,28 @@
-"""Shared-memory scratch for block primitives: typed slots over one raw buffer.
+"""Shared-memory scratch for block and warp primitives: named regions of typed slots
+over one raw buffer.
 
-A block primitive asks for ``slots`` values of its value type (any supported type:
-scalars, complex, float16, bools, tuples). Compiled, the buffer is one static
-``cuda.shared.array`` of 8-byte words per specialisation (as CUB's TempStorage), and
-``store``/``load`` write and read slot ``i`` through a pointer of the value's own data
-type, so a tuple is one slot, not one array per element.
+A primitive describes its scratch as a *layout* (CUB's TempStorage struct): ``Region``s
+of values of one type (any supported type: scalars, complex, float16, bools, tuples),
+put one after another in a ``Struct`` or on top of one another in a ``Union`` (phases
+that reuse the memory), nested as needed. For example block scan's raking algorithm::
+
+    Struct("block_scan.raking",
+           Region("grid", dtype, threads + 32),   # the padded raking grid
+           Region("aggregate", dtype, 1),
+           Region("prefix", dtype, 1))            # the prefix callback's broadcast
+
+and radix sort's will be ``Union("radix_sort", ranking_scratch, exchange_buffer)``. A
+layout gives its regions' byte offsets (``offset("aggregate")``; a nested region by its
+path, ``"ranking.counters"``) and its size, ``nbytes``, in whole 8-byte words: what the
+primitive allocates and what its host-side ``temp_storage_bytes`` reports, so the two
+cannot disagree. Each region starts at a multiple of its value's size, so its values
+are slots of a typed array over the buffer: ``store(buffer, layout.slot("aggregate") +
+i, value)`` and ``load(buffer, ...)`` (``loader(value_type)``) write and read value
+``i`` of the region.
+
+Compiled, the buffer is one static ``cuda.shared.array`` of 8-byte words per
+specialisation (as CUB's TempStorage), read and written through a pointer of the
+value's own data type, so a tuple is one slot, not one array per element.
 
 ``temp_storage=`` (any primitive with scratch takes it) replaces that buffer by the
 caller's shared array, so that several primitives can share one, as CUB's TempStorage
@@ -12,10 +30,12 @@ unions do; ``storage`` below decides which buffer a specialisation uses.
 
 Under the simulator, a buffer is a per-block object array (the simulator keys
 ``cuda.shared.array`` by source line, which would alias specialisations of different
-types), and slots hold Python values.
+types) with one entry per byte, whose entries hold Python values: a region's value
+``i`` is entry ``offset + i`` (``slot`` gives the byte offset there), which no other
+region of a ``Struct`` reaches, whatever the sizes of their types.
 """
-
 import functools
+import math
 
 import numpy as np
 from numba.cuda import types
@@ -23,45 +43,135 @@ from llvmlite import ir
 from numba.cuda import cgutils
 from numba.cuda.extending import intrinsic
 
-from coop._core.backend import SIMULATOR, cuda
-from coop._core.specialize import device_function
+from coop._core.backend import SIMULATOR, cuda, device_function
+from coop._core.misuse import size_check
+from coop._core.values import size_and_alignment, zero
 
 WORD = 8  # bytes per word of the backing array: aligns every value type coop supports
 MAX_BLOCK_THREADS = 1024  # scratch is sized for this when the block size is not given
 
 
-def _size_and_alignment(value_type):
-    """Bytes and alignment of ``value_type`` in memory, as Numba lays it out (LLVM's data
-    layout: scalars aligned to their size, bools one byte, complex and tuples as C
-    structs). Computed here, not asked of the CUDA target, so that the simulator and
-    host code (``temp_storage_bytes``) get the same sizes as compiled code."""
-    if isinstance(value_type, types.BaseTuple):
-        size, alignment = 0, 1
-        for member in value_type.types:
-            member_size, member_alignment = _size_and_alignment(member)
-            size = -(-size // member_alignment) * member_alignment + member_size
-            alignment = max(alignment, member_alignment)
-        return -(-size // alignment) * alignment, alignment
-    if isinstance(value_type, types.Boolean):
-        return 1, 1
-    if isinstance(value_type, types.Complex):
-        return value_type.bitwidth // 8, value_type.bitwidth // 16
-    return value_type.bitwidth // 8, value_type.bitwidth // 8
-
-
 def slot_bytes(value_type):
     """Bytes one slot of ``value_type`` takes."""
-    return _size_and_alignment(value_type)[0]
+    return size_and_alignment(value_type)[0]
 
 
-def scratch_bytes(value_type, slots):
-    """Bytes of a scratch buffer of ``slots`` values, in whole 8-byte words."""
-    return -(-slot_bytes(value_type) * slots // WORD) * WORD
+def _whole_words(nbytes):
+    return -(-nbytes // WORD) * WORD
 
 
-def allocator(value_type, slots, owner):
-    """A function ``allocate(unused)`` returning this specialisation's scratch buffer
-    (``unused``: the omitted ``temp_storage``). Being an intrinsic, it may be called from
+# -- layouts --------------------------------------------------------------------------------
+
+
+class Layout:
+    """A piece of scratch: ``name``, ``bytes`` (its extent) and ``alignment`` (it is
+    placed at a multiple of it). ``Region``, ``Struct`` and ``Union`` are the kinds."""
+
+    name = ""
+    bytes = 0
+    alignment = 1
+
+    @property
+    def nbytes(self):
+        """Bytes of a buffer holding this layout, in whole 8-byte words: the scratch a
+        primitive allocates, and its ``temp_storage_bytes``."""
+        return _whole_words(self.bytes)
+
+    def region(self, path):
+        """``(byte offset, Region)`` of the region at ``path`` (member names joined by
+        dots; ``""``: this layout, if it is a region)."""
+        if not path:
+            if not isinstance(self, Region):
+                raise KeyError(f"{self.name!r} is a {type(self).__name__}, not a region")
+            return 0, self
+        head, _, rest = path.partition(".")
+        member_offset, member = self._member(head)
+        offset, region = member.region(rest)
+        return member_offset + offset, region
+
+    def _member(self, name):
+        raise KeyError(f"{self.name!r} has no member {name!r}")
+
+    def offset(self, path):
+        """Byte offset of the region at ``path``."""
+        return self.region(path)[0]
+
+    def slot(self, path=""):
+        """Where the region at ``path`` starts, as an index for ``store`` and ``load``
+        with its value type (compiled: in slots of its type; simulated: in bytes, see
+        the module docstring)."""
+        offset, region = self.region(path)
+        if SIMULATOR:
+            return offset
+        return offset // region.slot_bytes
+
+
+class Region(Layout):
+    """``count`` values of ``value_type``."""
+
+    def __init__(self, name, value_type, count):
+        self.name = name
+        self.value_type = value_type
+        self.count = int(count)
+        self.slot_bytes = slot_bytes(value_type)
+        self.bytes = self.slot_bytes * self.count
+        # a multiple of the size (not only of the type's alignment): slot indices are exact
+        self.alignment = self.slot_bytes
+
+    def __repr__(self):
+        return f"Region({self.name!r}, {self.value_type}, {self.count})"
+
+
+class _Composite(Layout):
+    def __init__(self, name, *members):
+        names = [member.name for member in members]
+        if len(set(names)) != len(names):
+            raise ValueError(f"{name!r}: member names must differ, got {names}")
+        self.name = name
+        self.members = members
+        self.alignment = math.lcm(1, *(member.alignment for member in members))
+        self.offsets = dict(zip(names, self._place(members)))
+
+    def _member(self, name):
+        for member in self.members:
+            if member.name == name:
+                return self.offsets[name], member
+        return super()._member(name)
+
+    def __repr__(self):
+        inner = ", ".join(map(repr, self.members))
+        return f"{type(self).__name__}({self.name!r}, {inner})"
+
+
+class Struct(_Composite):
+    """Members one after another (each at the next multiple of its alignment): scratch
+    whose parts are live at the same time."""
+
+    def _place(self, members):
+        offsets, end = [], 0
+        for member in members:
+            offset = -(-end // member.alignment) * member.alignment
+            offsets.append(offset)
+            end = offset + member.bytes
+        self.bytes = end
+        return offsets
+
+
+class Union(_Composite):
+    """Members on top of one another, all at offset 0: phases of a primitive (or
+    primitives sharing a ``temp_storage``) that use the memory one after another."""
+
+    def _place(self, members):
+        self.bytes = max((member.bytes for member in members), default=0)
+        return [0] * len(members)
+
+
+# -- buffers --------------------------------------------------------------------------------
+
+
+def allocator(layout, owner):
+    """A function ``allocate(unused)`` returning this specialisation's scratch buffer for
+    ``layout`` (``unused``: the omitted ``temp_storage``). Being an intrinsic, it may be called from
     a device function that returns the buffer, which Numba forbids for an array the
     function creates itself. ``owner`` names the primitive and algorithm (it only
     matters under the simulator, below)."""
@@ -70,13 +180,14 @@ def allocator(value_type, slots, owner):
         # simulator, threads of one call can reach different specialisations (a Python
         # int is typed by its value), and they must share one buffer. Consecutive calls
         # of one primitive and algorithm are safe on one buffer, as on the GPU.
-        key = ("coop.scratch", owner, slots)
+        nbytes = layout.nbytes
+        key = ("coop.scratch", owner, nbytes)
 
         def allocate(unused):
             allocations = cuda.shared._allocations  # per launch; blocks run one at a time
             buffer = allocations.get(key)
             if buffer is None:
-                buffer = allocations.setdefault(key, np.empty(slots, dtype=object))
+                buffer = allocations.setdefault(key, np.empty(nbytes, dtype=object))
             return buffer
 
         return allocate
@@ -85,16 +196,15 @@ def allocator(value_type, slots, owner):
     from numba.cuda.cudaimpl import _get_unique_smem_id
 
     # one static allocation wherever this is lowered, i.e. once per specialisation
-    return _word_array(value_type, slots, nvvm.ADDRSPACE_SHARED, lambda: _get_unique_smem_id("_coop_scratch"), True)
+    words = layout.nbytes // WORD
+    return _word_array(words, nvvm.ADDRSPACE_SHARED, lambda: _get_unique_smem_id("_coop_scratch"), True)
 
 
-def _word_array(value_type, slots, address_space, symbol, takes_unused):
+def _word_array(words, address_space, symbol, takes_unused):
     """An intrinsic giving what ``cuda.shared.array`` / ``cuda.local.array(words,
-    np.uint64)`` lowers to, ``words`` 8-byte words holding ``slots`` values of
-    ``value_type``; ``takes_unused``: it takes one ignored argument."""
+    np.uint64)`` lowers to; ``takes_unused``: it takes one ignored argument."""
     from numba.cuda.cudaimpl import _generic_array
 
-    words = scratch_bytes(value_type, slots) // WORD
     buffer_type = types.Array(types.uint64, 1, "C")
 
     def codegen(context, builder, sig, args):
@@ -139,26 +249,25 @@ def local_allocator(value_type, slots):
 
     from numba.cuda.cudadrv import nvvm
 
-    return _word_array(value_type, slots, nvvm.ADDRSPACE_LOCAL, lambda: "_coop_registers", False)
+    words = _whole_words(slot_bytes(value_type) * slots) // WORD
+    return _word_array(words, nvvm.ADDRSPACE_LOCAL, lambda: "_coop_registers", False)
 
 
-def storage(sig, temp_storage, value_type, slots, owner):
-    """Where a block primitive keeps its scratch of ``slots`` values of ``value_type``:
-    ``(buffer, lead_barrier)``.
+def storage(sig, temp_storage, layout, owner):
+    """Where a primitive keeps its scratch, laid out as ``layout``: ``(buffer,
+    lead_barrier)``.
 
     ``buffer(temp_storage)`` is a device function giving the array to use: the
     primitive's own static buffer (see ``allocator``) when the caller passed no
-    ``temp_storage``, else the caller's array, checked to hold ``scratch_bytes`` bytes
+    ``temp_storage``, else the caller's array, checked to hold ``layout.nbytes`` bytes
     (see ``coop._core.misuse``). ``lead_barrier`` is True with a caller's buffer: other
     primitives may have used it just before, so the primitive must wait for every
     thread to be done with it before writing (a buffer of its own is reused only by
     calls of the same specialisation, whose access pattern the primitive knows)."""
-    from coop._core.misuse import size_check
-
     if sig.temp_storage(temp_storage) is None:
-        return allocator(value_type, slots, owner), False
+        return allocator(layout, owner), False
 
-    needed = scratch_bytes(value_type, slots)
+    needed = layout.nbytes
     check = size_check(sig.primitive, "temp_storage", unit="bytes")
     if SIMULATOR:
         # Slots hold Python values under the simulator: a shadow object array per user
@@ -182,7 +291,6 @@ def storage(sig, temp_storage, value_type, slots, owner):
 
 
 if SIMULATOR:
-    from coop._core.values import zero
 
     def store(buffer, index, value):
         buffer[index] = value

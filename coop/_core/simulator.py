@@ -80,6 +80,8 @@ from numba.cuda import types
 from numba.cuda.np import numpy_support
 from numba.cuda.simulator.kernelapi import FakeCUDALocal, FakeCUDAModule, FakeCUDAShared
 
+from coop._core.errors import launch_message
+
 __all__ = [
     "DEADLOCK_TIMEOUT_S",
     "SHFL_BFLY",
@@ -717,8 +719,6 @@ def check_launch(primitive, site, threads):
     count = dim.x * dim.y * dim.z
     given = int(np.prod(threads)) if isinstance(threads, tuple) else int(threads)
     if given != count:
-        from coop._core.misuse import launch_message
-
         raise CollectiveError(
             "%s (at %s; blockDim (%d, %d, %d))" % (launch_message(primitive, threads, count), site, dim.x, dim.y, dim.z)
         )

@@ -29,22 +29,13 @@ import inspect
 
 import numpy as np
 from numba.cuda import types
-from numba.cuda.core.errors import TypingError
 from numba.cuda.extending import overload, register_jitable
 
-from coop._core.backend import SIMULATOR
+from coop._core import values
+from coop._core.backend import SIMULATOR, device_function  # noqa: F401  (device_function: re-exported)
 from coop._core.docs import expand
-
-
-class CoopError(TypingError):
-    """A misuse of a coop primitive, found when the kernel is compiled."""
-
-
-def device_function(fn):
-    """A building block that implementations call: inlined when compiled."""
-    if SIMULATOR:
-        return fn
-    return register_jitable(fn)
+from coop._core.errors import CoopError
+from coop._core.values import check_dtype, convertible, simulated_type_of, value_type_of, zero
 
 
 class SimulatedCallable(types.Opaque):
@@ -227,8 +218,6 @@ def _prefixed(impl, signature, check):
 
 
 def _host_sizer(qualname, sizer):
-    from coop._core.values import check_dtype, value_type_of
-
     def temp_storage_bytes(dtype, *args, **kwargs):
         sig = Signature(f"{qualname}.temp_storage_bytes")
         value_type = value_type_of(dtype)
@@ -379,8 +368,6 @@ class Signature:
 
     def items(self, ty, param):
         """Check an items array; returns its element type."""
-        from coop._core import values
-
         if not is_items_array(ty):
             raise self.error(param, f"must be an items array (cuda.local.array), got {ty}")
         if ty.ndim != 1:
@@ -392,8 +379,6 @@ class Signature:
 
     def value_or_items(self, ty, param):
         """(value type, is_items_array) for a value-or-items argument."""
-        from coop._core import values
-
         if is_items_array(ty):
             return self.items(ty, param), True
         value_type = types.unliteral(ty)
@@ -404,8 +389,6 @@ class Signature:
         """A sum's argument: ``(value type summed, is_items, counted)``. Numbers are summed
         as they are; bools are counted, as int32 (NumPy's sum of bools counts them), one
         per thread and, where ``count_items``, in items arrays."""
-        from coop._core import values
-
         dtype, is_items = self.value_or_items(ty, param)
         if isinstance(dtype, types.Boolean) and (count_items or not is_items):
             return types.int32, is_items, True
@@ -429,8 +412,6 @@ class Signature:
     def single_value(self, ty, param, dtype):
         """Check a value (an initial value, a prefix) to be combined with ``dtype``
         values: one value, not an array, convertible to ``dtype``."""
-        from coop._core.values import convertible
-
         value_type, is_items = self.value_or_items(ty, param)
         if is_items:
             raise self.error(param, "must be one value, not an array")
@@ -480,8 +461,6 @@ class Signature:
         Compiled, Numba types the call. The simulator checks the same with the same
         messages by calling ``op`` once on zeros of ``value_type`` (operators are pure;
         ``arg_types`` callbacks, which keep state, are checked for their arity only)."""
-        from coop._core.values import convertible
-
         result_type = value_type if result_type is None else result_type
         if arg_types is None:
             arg_types = (value_type,) * arity
@@ -500,8 +479,6 @@ class Signature:
             if taken is not None and not _takes(op.function, arity):
                 raise self.error(param, f"must take {what}, but it takes {taken}")
             if trial:
-                from coop._core.values import simulated_type_of, zero
-
                 try:
                     result = op.function(*(zero(t) for t in arg_types))
                 except Exception as exc:  # what the compiler would reject while typing

@@ -49,6 +49,25 @@ def check_dtype(ty, signature, param):
         )
 
 
+def size_and_alignment(value_type):
+    """Bytes and alignment of ``value_type`` in memory, as Numba lays it out (LLVM's data
+    layout: scalars aligned to their size, bools one byte, complex and tuples as C
+    structs). Computed here, not asked of the CUDA target, so that the simulator and
+    host code (``temp_storage_bytes``) get the same sizes as compiled code."""
+    if isinstance(value_type, types.BaseTuple):
+        size, alignment = 0, 1
+        for member in value_type.types:
+            member_size, member_alignment = size_and_alignment(member)
+            size = -(-size // member_alignment) * member_alignment + member_size
+            alignment = max(alignment, member_alignment)
+        return -(-size // alignment) * alignment, alignment
+    if isinstance(value_type, types.Boolean):
+        return 1, 1
+    if isinstance(value_type, types.Complex):
+        return value_type.bitwidth // 8, value_type.bitwidth // 16
+    return value_type.bitwidth // 8, value_type.bitwidth // 8
+
+
 def value_type_of(dtype):
     """The Numba type of a host-side dtype description: a NumPy dtype or scalar type
     (``np.int32``), a Numba type, or a tuple of these (``(np.float32, np.int32)``)."""
@@ -153,62 +172,6 @@ def _simulated_converter(value_type):
         return np.asarray(value).astype(dtype)[()]
 
     return convert_scalar
-
-
-def _is_float16(ty):
-    return types.unliteral(ty) == types.float16
-
-
-def _through_float32(qualname, apply, round_to_float16):
-    """A binary primitive computing ``apply(a, b)``, except that two float16 operands go
-    through float32 (and the result back to float16 if ``round_to_float16``). Numba
-    lowers float16 arithmetic and comparisons to out-of-line calls that spill to local
-    memory; in float32 they are inline, and rounding a float32 sum or product of two
-    float16 values gives the bits of the native float16 operation (float32's 24-bit
-    significand is at least twice float16's 11 bits plus two, so the double rounding is
-    innocuous). Comparisons are exact."""
-    from coop._core.specialize import device_function, primitive
-
-    if SIMULATOR:
-        wrapping = apply
-
-        def apply(a, b):
-            with np.errstate(over="ignore"):  # integers wrap silently, as on the GPU
-                return wrapping(a, b)
-
-    apply = device_function(apply)
-
-    def generator(a, b):
-        if not (_is_float16(a) and _is_float16(b)):
-            # the operation itself (not a wrapper calling it: one function less to compile)
-            return apply
-
-        if round_to_float16:
-
-            def impl(a, b):
-                return np.float16(apply(np.float32(a), np.float32(b)))
-
-        else:
-
-            def impl(a, b):
-                return apply(np.float32(a), np.float32(b))
-
-        return impl
-
-    generator.__name__ = qualname.rsplit(".", 1)[-1]
-    return primitive(qualname)(generator)
-
-
-def arithmetic(qualname, apply):
-    """A binary arithmetic primitive, float16 computed through float32."""
-    return _through_float32(qualname, apply, True)
-
-
-difference = arithmetic("coop._core.values.difference", lambda a, b: a - b)
-difference.__doc__ = "``a - b``, wrapping for integers as on the GPU."
-
-less = _through_float32("coop._core.values.less", lambda a, b: a < b, False)
-less.__doc__ = "``a < b``, comparing float16 values exactly through float32."
 
 
 def _identity():

@@ -49,8 +49,9 @@ Building blocks for other primitives (block load/store "transpose" and
 items_per_thread, temp_storage, time_slicing)`` specialises one of the exchanges (by
 CUB's name, see ``coop._core.exchange.FORMS``) inside another primitive's generator
 (its errors name that primitive; its ``temp_storage`` is that primitive's), and
-``exchange_bytes`` sizes its scratch. Below them, ``coop._core.exchange`` moves items
-through a given buffer with given offset functions.
+``exchange_layout`` is its scratch (which the primitive's ``temp_storage_bytes``
+reports). Below them, ``coop._core.exchange`` moves items through a given buffer with
+given offset functions.
 """
 
 from coop._core.backend import cuda
@@ -73,7 +74,7 @@ from coop._core.exchange import (
     warp_by_warp,
     warp_mask,
 )
-from coop._core.scratch import block_rank, loader, scratch_bytes, storage
+from coop._core.scratch import Region, block_rank, loader, storage
 from coop._core.specialize import Signature, device_function, is_none, primitive
 
 __all__ = [
@@ -91,15 +92,12 @@ __all__ = [
 # -- the exchanges, specialised: building blocks for other block primitives ----------------
 
 
-def exchange_slots(threads, items_per_thread, time_slicing=False):
-    """Slots of scratch an exchange needs (python ints in, python int out)."""
+def exchange_layout(dtype, threads, items_per_thread, time_slicing=False, name="tile"):
+    """The scratch of an exchange of ``dtype`` items (python ints in): a region
+    ``name`` of the tile's ``threads * items_per_thread`` values, or one warp's with
+    ``time_slicing``, plus CUB's bank padding."""
     slice_threads = min(threads, 32) if time_slicing else threads
-    return padded_slots(slice_threads * items_per_thread, items_per_thread)
-
-
-def exchange_bytes(value_type, threads, items_per_thread, time_slicing=False):
-    """Bytes of scratch an exchange of ``value_type`` items needs."""
-    return scratch_bytes(value_type, exchange_slots(threads, items_per_thread, time_slicing))
+    return Region(name, dtype, padded_slots(slice_threads * items_per_thread, items_per_thread))
 
 
 def exchanger(sig, form, dtype, threads, items_per_thread, temp_storage, time_slicing=False):
@@ -107,12 +105,12 @@ def exchanger(sig, form, dtype, threads, items_per_thread, temp_storage, time_sl
     function ``exchange(items, output, ranks, is_valid, temp_storage)`` (``ranks`` and
     ``is_valid`` are ``None`` where the form takes none) for ``items_per_thread`` items
     of ``dtype`` per thread in blocks of ``threads`` (python ints, checked by the
-    caller), using ``temp_storage`` (its type; None for a buffer of its own, sized by
-    ``exchange_slots``). The exchange synchronises as the module docstring says: it
+    caller), using ``temp_storage`` (its type; None for a buffer of its own, laid out
+    by ``exchange_layout``). The exchange synchronises as the module docstring says: it
     needs no barrier before or after it."""
     write_offset, keep, read_offset, within_warps = FORMS[form]
-    slots = exchange_slots(threads, items_per_thread, time_slicing)
-    buffer_bytes = scratch_bytes(dtype, slots)
+    layout = exchange_layout(dtype, threads, items_per_thread, time_slicing)
+    buffer_bytes = layout.nbytes
     if is_none(temp_storage) and buffer_bytes > STATIC_SHARED_LIMIT:
         raise sig.error(
             "items_per_thread",
@@ -121,7 +119,7 @@ def exchanger(sig, form, dtype, threads, items_per_thread, temp_storage, time_sl
             "kernel may have. Pass warp_time_slicing=True (a buffer for one warp's items) or a "
             "temp_storage= array",
         )
-    scratch, users_buffer = storage(sig, temp_storage, dtype, slots, owner=(sig.primitive, form, time_slicing))
+    scratch, users_buffer = storage(sig, temp_storage, layout, owner=(sig.primitive, form, time_slicing))
     load = loader(dtype)
     slot = slot_of(items_per_thread)
     n = items_per_thread
@@ -243,7 +241,7 @@ def temp_storage_bytes(sig, value_type, threads, items_per_thread, warp_time_sli
     threads = required_threads(sig, threads)
     n = required_items_per_thread(sig, items_per_thread)
     time_slicing = sig.constant_bool(warp_time_slicing, "warp_time_slicing")
-    return exchange_bytes(value_type, threads, n, time_slicing)
+    return exchange_layout(value_type, threads, n, time_slicing).nbytes
 
 
 # -- the primitives --------------------------------------------------------------------------

@@ -44,20 +44,19 @@ algorithm=...)``; 0 for the algorithms without shared memory). Each function's
 docstring details its parameters and has a complete example.
 
 Extension point: ``ALGORITHMS`` maps the names accepted by ``algorithm=`` to
-``coop.warp.load_store.TileAlgorithm``s: the memory access, the arrangement the caller
-holds, and the exchange between them.
+``coop._core.tile.TileAlgorithm`` records: the memory access, the arrangement the
+caller holds, and the exchange between them, with its scratch layout and the constants
+it requires.
 """
 
 import numpy as np
 from numba.cuda import types
 
+from coop._core.algorithm import choose
 from coop._core.backend import cuda
-from coop._core.scratch import allocator, block_rank, thread_count
+from coop._core.scratch import Struct, Union, allocator, block_rank, thread_count
 from coop._core.specialize import Signature, device_function, is_none, primitive
-from coop._core.values import converter
-from coop.block.exchange import exchange_bytes, exchanger
-from coop.thread import transform as thread_transform
-from coop.warp.load_store import (
+from coop._core.tile import (
     TileAlgorithm,
     blocked,
     memory_array,
@@ -66,23 +65,13 @@ from coop.warp.load_store import (
     tile_limit,
     tile_temp_storage_bytes,
     valid_span,
+    warp_striped,
 )
+from coop._core.values import converter
+from coop.block.exchange import exchange_layout, exchanger
+from coop.thread import transform as thread_transform
 
 __all__ = ["load", "store", "transform"]
-
-WARP_THREADS = np.uint64(32)
-
-
-@device_function
-def warp_striped(rank, n, group):
-    """Warp-striped arrangement (coop.block.exchange): item ``i`` of lane ``l`` of warp
-    ``w`` is tile position ``32*w*n + L*i + l``, ``L`` the warp's lanes (32, or fewer in
-    a last partial warp)."""
-    lane = rank % WARP_THREADS
-    warp_first = rank - lane
-    if group % WARP_THREADS == 0:  # every warp full: a constant stride, as CUB's
-        return warp_first * n + lane, WARP_THREADS
-    return warp_first * n + lane, min(group - warp_first, WARP_THREADS)
 
 
 class BlockTranspose:
@@ -91,24 +80,16 @@ class BlockTranspose:
     coalesced), and a ``coop.block.exchange`` rearranges the items to blocked after a
     load (``to_blocked``) and back before a store (``from_blocked``)."""
 
-    def __init__(self, name, to_blocked, from_blocked, time_slicing=False):
-        self.name = name
+    def __init__(self, to_blocked, from_blocked, time_slicing=False):
         self.to_blocked = to_blocked
         self.from_blocked = from_blocked
         self.time_slicing = time_slicing
 
-    def _items_per_thread(self, sig, items_per_thread):
-        if items_per_thread is None:
-            raise sig.error(
-                "items_per_thread",
-                f"is required by algorithm {self.name!r}: the items per thread as a compile-time "
-                "constant (it sizes the shared memory of the exchange)",
-            )
-        return items_per_thread
+    def layout(self, value_type, threads, items_per_thread):
+        return exchange_layout(value_type, threads, items_per_thread, self.time_slicing)
 
     def _rearrangement(self, form, sig, item_type, threads, items_per_thread, temp_storage):
-        n = self._items_per_thread(sig, items_per_thread)
-        exchange = exchanger(sig, form, item_type, threads, n, temp_storage, self.time_slicing)
+        exchange = exchanger(sig, form, item_type, threads, items_per_thread, temp_storage, self.time_slicing)
 
         def rearrange(items, rank, group, temp_storage):
             exchange(items, items, None, None, temp_storage)
@@ -121,28 +102,27 @@ class BlockTranspose:
     def before_store(self, sig, item_type, threads, items_per_thread, temp_storage):
         return self._rearrangement(self.from_blocked, sig, item_type, threads, items_per_thread, temp_storage)
 
-    def temp_storage_bytes(self, sig, value_type, threads, items_per_thread):
-        n = self._items_per_thread(sig, items_per_thread)
-        return exchange_bytes(value_type, threads, n, self.time_slicing)
+
+_THREADS = {"threads": "the block's thread count, a compile-time constant"}
+_TRANSPOSE = dict(
+    _THREADS,
+    items_per_thread="the items per thread as a compile-time constant (it sizes the shared memory of the exchange)",
+)
+
+
+def _transpose(access, to_blocked, from_blocked, time_slicing=False):
+    exchange = BlockTranspose(to_blocked, from_blocked, time_slicing)
+    return TileAlgorithm(access, arrangement=blocked, exchange=exchange, requires=_TRANSPOSE)
 
 
 ALGORITHMS = {
     "direct": TileAlgorithm(blocked),
-    "striped": TileAlgorithm(striped, needs_threads=True),
+    "striped": TileAlgorithm(striped, requires=_THREADS),
     "vectorize": TileAlgorithm(blocked, vectorize=True),
-    "transpose": TileAlgorithm(
-        striped, needs_threads=True, arrangement=blocked,
-        exchange=BlockTranspose("transpose", "striped_to_blocked", "blocked_to_striped"),
-    ),
-    "warp_transpose": TileAlgorithm(
-        warp_striped, needs_threads=True, arrangement=blocked,
-        exchange=BlockTranspose("warp_transpose", "warp_striped_to_blocked", "blocked_to_warp_striped"),
-    ),
-    "warp_transpose_timesliced": TileAlgorithm(
-        warp_striped, needs_threads=True, arrangement=blocked,
-        exchange=BlockTranspose(
-            "warp_transpose_timesliced", "warp_striped_to_blocked", "blocked_to_warp_striped", time_slicing=True
-        ),
+    "transpose": _transpose(striped, "striped_to_blocked", "blocked_to_striped"),
+    "warp_transpose": _transpose(warp_striped, "warp_striped_to_blocked", "blocked_to_warp_striped"),
+    "warp_transpose_timesliced": _transpose(
+        warp_striped, "warp_striped_to_blocked", "blocked_to_warp_striped", time_slicing=True
     ),
 }
 
@@ -154,7 +134,7 @@ def temp_storage_bytes(sig, value_type, threads, items_per_thread=None, algorith
     threads = sig.block_threads(threads)
     if items_per_thread is not None:
         items_per_thread = sig.constant_int(items_per_thread, "items_per_thread")
-    return tile_temp_storage_bytes(ALGORITHMS, sig, value_type, threads, items_per_thread, algorithm)
+    return tile_temp_storage_bytes(ALGORITHMS, sig, value_type, threads, threads, items_per_thread, algorithm)
 
 
 def _specialise(sig, array, items, threads, items_per_thread, algorithm, valid_items, oob_default, temp_storage,
@@ -165,7 +145,7 @@ def _specialise(sig, array, items, threads, items_per_thread, algorithm, valid_i
     block = sig.block_threads(threads)
     move, chosen = specialise_tile(
         sig, array, items, items_per_thread, algorithm, valid_items, oob_default, temp_storage, ALGORITHMS, block,
-        is_load,
+        block, is_load,
     )
     return move, thread_count(block), chosen
 
@@ -469,15 +449,12 @@ def _transform_scratch(sig, in_type, out_type, threads, n, algorithm, temp_stora
     share. A transposing algorithm given no ``temp_storage`` gets one buffer for both
     (as CUB's TempStorage union of BlockLoad and BlockStore), not one each: ``scratch``
     allocates it; otherwise ``scratch`` is None (the caller's ``temp_storage`` is used)."""
-    name = sig.choice(algorithm, "algorithm", tuple(ALGORITHMS))
-    chosen = ALGORITHMS[name]
-    if chosen.exchange is None or not is_none(temp_storage) or threads is None:
+    name, chosen = choose(sig, algorithm, ALGORITHMS)
+    if chosen.scratch is None or not is_none(temp_storage) or threads is None:
         return None, temp_storage
-    nbytes = max(
-        chosen.temp_storage_bytes(sig, dtype, threads, n) for dtype in (in_type, out_type)
-    )
-    words = types.uint64
-    return allocator(words, nbytes // 8, owner=(sig.primitive, name)), types.Array(words, 1, "C")
+    load_layout, store_layout = (chosen.layout(dtype, threads, n) for dtype in (in_type, out_type))
+    layout = Union(f"transform.{name}", Struct("load", load_layout), Struct("store", store_layout))
+    return allocator(layout, owner=(sig.primitive, name)), types.Array(types.uint64, 1, "C")
 
 
 def _local_items_type(dtype):

@@ -33,9 +33,9 @@ from coop._core import radix
 from coop._core.backend import cuda
 from coop._core.exchange import STATIC_SHARED_LIMIT, rank_items, required_items_per_thread, required_threads
 from coop._core.misuse import size_check
-from coop._core.scratch import allocator, block_rank, loader, scratch_bytes, storage, store
+from coop._core.scratch import Region, Union, allocator, block_rank, loader, storage, store
 from coop._core.specialize import Signature, device_function, is_none, primitive
-from coop.block.exchange import exchange_bytes, exchanger
+from coop.block.exchange import exchange_layout, exchanger
 from coop.block.scan import exclusive_sum
 
 __all__ = ["radix_rank", "radix_sort"]
@@ -48,16 +48,26 @@ MAX_RADIX_BITS = 8
 # -- the ranking, on ordered bits: a building block of the sort ----------------------------
 
 
-def counter_words(radix_bits, threads):
-    """32-bit words of digit counters: ``2**(radix_bits - 1)`` counter lanes of two 16-bit
-    counters per thread, plus a padding lane (CUB's PADDED_COUNTER_LANES)."""
-    return ((1 << max(radix_bits - 1, 0)) + 1) * threads
+def counters_layout(radix_bits, threads):
+    """The ranking's digit counters: ``2**(radix_bits - 1)`` counter lanes of 32-bit words
+    (two 16-bit counters) per thread, plus a padding lane (CUB's PADDED_COUNTER_LANES)."""
+    return Region("counters", types.uint32, ((1 << max(radix_bits - 1, 0)) + 1) * threads)
+
+
+def sort_layout(key_type, value_type, threads, items_per_thread, radix_bits):
+    """The sort's scratch, as CUB's TempStorage union: the counters, then the exchange of
+    the keys' ordered bits, then (``value_type`` not None) the values' exchange."""
+    phases = [counters_layout(radix_bits, threads),
+              exchange_layout(radix.bits_type(key_type), threads, items_per_thread, name="keys")]
+    if value_type is not None:
+        phases.append(exchange_layout(value_type, threads, items_per_thread, name="values"))
+    return Union("radix_sort", *phases)
 
 
 def _check_radix_bits(sig, radix_bits, param, threads):
     if radix_bits < 1 or radix_bits > MAX_RADIX_BITS:
         raise sig.error(param, f"must be from 1 to {MAX_RADIX_BITS}, got {radix_bits}")
-    needed = scratch_bytes(types.uint32, counter_words(radix_bits, threads))
+    needed = counters_layout(radix_bits, threads).nbytes
     if needed > STATIC_SHARED_LIMIT:
         raise sig.error(
             param,
@@ -90,7 +100,7 @@ def ranker(sig, key_type, threads, items_per_thread, radix_bits, descending, mem
     padded_lanes = lanes + 1
     digits = 1 << radix_bits
     tracked = max(1, -(-digits // threads))
-    counters, _ = storage(sig, temp_storage, types.uint32, counter_words(radix_bits, threads),
+    counters, _ = storage(sig, temp_storage, counters_layout(radix_bits, threads),
                           owner=(sig.primitive, "counters", radix_bits))
     load = loader(types.uint32)
     n = items_per_thread
@@ -402,11 +412,8 @@ def radix_sort(keys, values=None, threads=None, items_per_thread=None, begin_bit
     # One buffer for the phases, as CUB's TempStorage union: the counters, then the keys'
     # exchange, then the values'.
     bits_type = radix.bits_type(key_type)
-    union_bytes = max(
-        scratch_bytes(types.uint32, counter_words(bits, block)),
-        exchange_bytes(bits_type, block, n),
-        exchange_bytes(value_type, block, n) if with_values else 0,
-    )
+    layout = sort_layout(key_type, value_type, block, n, bits)
+    union_bytes = layout.nbytes
     if union_bytes > STATIC_SHARED_LIMIT:
         raise sig.error(
             "items_per_thread",
@@ -414,7 +421,7 @@ def radix_sort(keys, values=None, threads=None, items_per_thread=None, begin_bit
             f"of shared memory: more than the {STATIC_SHARED_LIMIT} bytes of static shared memory a kernel "
             "may have",
         )
-    allocate = allocator(types.uint8, union_bytes, owner=(sig.primitive, "union", union_bytes))
+    allocate = allocator(layout, owner=(sig.primitive, "union"))
     shared = types.Array(types.uint64, 1, "C")
     rank, _ = ranker(sig, key_type, block, n, bits, is_descending, True, False, shared)
     last_form = "scatter_to_striped" if striped else "scatter_to_blocked"

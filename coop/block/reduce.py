@@ -48,14 +48,16 @@ import operator
 
 from numba.cuda import types
 
+from coop._core.algorithm import Algorithm, choose
 from coop._core.backend import cuda
 from coop._core.constants import specialised, without_dead_branches
 from coop._core.scratch import (
     MAX_BLOCK_THREADS,
+    Region,
+    Struct,
     block_rank,
     loader,
     raking_slot,
-    scratch_bytes,
     storage,
     store,
     thread_count,
@@ -190,18 +192,27 @@ def reduce_raking_commutative(x, op, convert, down, buffer, load, threads, contr
     return total
 
 
+# Scratch layouts, each ending with a slot to broadcast all_reduce's result.
+
+
+def warp_reductions_scratch(dtype, threads):
+    return Struct(
+        "block_reduce.warp_reductions",
+        Region("warp_totals", dtype, (threads + 31) // 32),
+        Region("result", dtype, 1),
+    )
+
+
+def raking_scratch(dtype, threads):
+    # a padded raking grid (the commutative algorithm uses threads - 32 slots of it)
+    return Struct("block_reduce.raking", Region("grid", dtype, threads + 32), Region("result", dtype, 1))
+
+
 ALGORITHMS = {
-    "warp_reductions": reduce_warp_reductions,
-    "raking": reduce_raking,
-    "raking_commutative_only": reduce_raking_commutative,
+    "warp_reductions": Algorithm(reduce_warp_reductions, warp_reductions_scratch),
+    "raking": Algorithm(reduce_raking, raking_scratch),
+    "raking_commutative_only": Algorithm(reduce_raking_commutative, raking_scratch),
 }
-
-
-def scratch_slots(algorithm, threads):
-    """Slots an algorithm needs for a block of ``threads``, plus one to broadcast."""
-    if algorithm == "warp_reductions":
-        return (threads + 31) // 32 + 1
-    return threads + 32 + 1  # a padded raking grid
 
 
 def temp_storage_bytes(sig, value_type, threads, algorithm="warp_reductions"):
@@ -209,8 +220,8 @@ def temp_storage_bytes(sig, value_type, threads, algorithm="warp_reductions"):
     blocks of ``threads``: size ``cuda.shared.array(BYTES, np.uint8, alignment=8)``
     with it (or with the largest of several primitives', to share one array)."""
     threads = sig.block_threads(threads)
-    algorithm = sig.choice(algorithm, "algorithm", tuple(ALGORITHMS))
-    return scratch_bytes(value_type, scratch_slots(algorithm, threads))
+    _, chosen = choose(sig, algorithm, ALGORITHMS)
+    return chosen.temp_storage_bytes(value_type, threads)
 
 
 # -- specialisation ----------------------------------------------------------------------
@@ -222,13 +233,13 @@ def _specialise_reduce(sig, value, op, valid_items, threads, algorithm, temp_sto
     sig.operator(op, dtype)
     partial = sig.run_time_int(valid_items, "valid_items") is not None
     block = sig.block_threads(threads)
-    algorithm = sig.choice(algorithm, "algorithm", tuple(ALGORITHMS))
+    algorithm, chosen = choose(sig, algorithm, ALGORITHMS)
     convert = converter(dtype)
     down = shuffler(DOWN, 32)
     load = loader(dtype)
-    slots = scratch_slots(algorithm, block or MAX_BLOCK_THREADS)
-    result_slot = slots - 1
-    scratch, users_buffer = storage(sig, temp_storage, dtype, slots, owner=(sig.primitive, algorithm))
+    layout = chosen.layout(dtype, block or MAX_BLOCK_THREADS)
+    result_slot = layout.slot("result")
+    scratch, users_buffer = storage(sig, temp_storage, layout, owner=(sig.primitive, algorithm))
     count_threads = thread_count(block)
     warp_reduce = warp_reducer(op, dtype, block is not None and block % 32 == 0 and not partial)
     # before writing, wait for the previous call's reads: all_reduce ends with a barrier
@@ -242,7 +253,7 @@ def _specialise_reduce(sig, value, op, valid_items, threads, algorithm, temp_sto
     # lay the raking reductions out differently)
     known = block is not None
     constants = dict(convert=convert, down=down, load=load, warp_reduce=warp_reduce, lead_sync=lead_sync)
-    reduce_block = specialised(ALGORITHMS[algorithm], **constants)
+    reduce_block = specialised(chosen.function, **constants)
 
     # The variant is chosen by constants (Numba prunes the branches not taken before
     # typing), rather than by more device functions: each costs a compile.

@@ -30,16 +30,18 @@ primitives (a complete example is in the ``coop.block.reduce`` module's docstrin
 Each function's docstring details its parameters and has a complete example.
 """
 
+from coop._core.algorithm import Algorithm, choose
 from coop._core.backend import cuda
 from coop._core.constants import specialised, without_dead_branches
 from coop._core.misuse import size_check
 from coop._core.scratch import (
     MAX_BLOCK_THREADS,
+    Region,
+    Struct,
     block_rank,
     loader,
     local_allocator,
     raking_slot,
-    scratch_bytes,
     storage,
     store,
     thread_count,
@@ -139,14 +141,32 @@ def scan_raking(x, op, convert, up, idx, buffer, load, threads, cache):
     return load(buffer, raking_slot(rank, segment)), load(buffer, aggregate_slot)
 
 
-ALGORITHMS = {"raking": scan_raking, "raking_memoize": scan_raking, "warp_scans": scan_warp_scans}
+# Scratch layouts, each ending with a slot for the prefix callback's broadcast.
 
 
-def scratch_slots(algorithm, threads):
-    """Slots for the algorithm, plus one for the prefix callback's broadcast."""
-    if algorithm == "warp_scans":
-        return (threads + 31) // 32 + 1
-    return threads + 32 + 2  # padded grid, aggregate, prefix
+def raking_scratch(dtype, threads):
+    # (scan_raking finds the aggregate at threads + 32, just past the padded grid)
+    return Struct(
+        "block_scan.raking",
+        Region("grid", dtype, threads + 32),
+        Region("aggregate", dtype, 1),
+        Region("prefix", dtype, 1),
+    )
+
+
+def warp_scans_scratch(dtype, threads):
+    return Struct(
+        "block_scan.warp_scans",
+        Region("warp_aggregates", dtype, (threads + 31) // 32),
+        Region("prefix", dtype, 1),
+    )
+
+
+ALGORITHMS = {
+    "raking": Algorithm(scan_raking, raking_scratch),
+    "raking_memoize": Algorithm(scan_raking, raking_scratch),
+    "warp_scans": Algorithm(scan_warp_scans, warp_scans_scratch),
+}
 
 
 def temp_storage_bytes(sig, value_type, threads, algorithm="raking"):
@@ -154,8 +174,8 @@ def temp_storage_bytes(sig, value_type, threads, algorithm="raking"):
     of ``threads``: size ``cuda.shared.array(BYTES, np.uint8, alignment=8)`` with it (or
     with the largest of several primitives', to share one array)."""
     threads = sig.block_threads(threads)
-    algorithm = sig.choice(algorithm, "algorithm", tuple(ALGORITHMS))
-    return scratch_bytes(value_type, scratch_slots(algorithm, threads))
+    _, chosen = choose(sig, algorithm, ALGORITHMS)
+    return chosen.temp_storage_bytes(value_type, threads)
 
 
 @device_function
@@ -176,7 +196,7 @@ def _specialise_scan(sig, value, op, initial, output, prefix_op, prefix_state, t
     dtype, is_items, with_aggregate = sig.scan_input(value, output, return_aggregate)
     sig.operator(op, dtype)
     block = sig.block_threads(threads)
-    algorithm = sig.choice(algorithm, "algorithm", tuple(ALGORITHMS))
+    algorithm, chosen = choose(sig, algorithm, ALGORITHMS)
     has_initial = not is_none(initial)
     if has_initial:
         sig.single_value(initial, "initial", dtype)
@@ -188,9 +208,9 @@ def _specialise_scan(sig, value, op, initial, output, prefix_op, prefix_state, t
     up, idx = shuffler(UP, 32), shuffler(IDX, 32)
     load = loader(dtype)
     max_threads = block or MAX_BLOCK_THREADS
-    slots = scratch_slots(algorithm, max_threads)
-    prefix_slot = slots - 1
-    scratch, users_buffer = storage(sig, temp_storage, dtype, slots, owner=(sig.primitive, algorithm))
+    layout = chosen.layout(dtype, max_threads)
+    prefix_slot = layout.slot("prefix")
+    scratch, users_buffer = storage(sig, temp_storage, layout, owner=(sig.primitive, algorithm))
     check_output = size_check(sig.primitive, "output")
     count_threads = thread_count(block)
     seeded = has_initial or has_callback
@@ -201,7 +221,7 @@ def _specialise_scan(sig, value, op, initial, output, prefix_op, prefix_state, t
     # the algorithm with these constants bound (and the block size, if given)
     known = block is not None
     constants = dict(convert=convert, up=up, idx=idx, load=load, **({} if memoize else {"cache": None}))
-    scan_block = specialised(ALGORITHMS[algorithm], **constants, **({"threads": block} if known else {}))
+    scan_block = specialised(chosen.function, **constants, **({"threads": block} if known else {}))
 
     # One function per specialisation: the variant (items or one value, inclusive or
     # exclusive, the seed, memoize) is chosen by the constants above, and Numba prunes

@@ -31,11 +31,16 @@ it are done) and after (every value is written): consecutive calls need no
 
 from coop._core.backend import cuda
 from coop._core.misuse import output_check
-from coop._core.scratch import MAX_BLOCK_THREADS, block_rank, loader, scratch_bytes, storage, store, thread_count
+from coop._core.scratch import MAX_BLOCK_THREADS, Region, block_rank, loader, storage, store, thread_count
 from coop._core.specialize import Signature, device_function, primitive
 from coop._core.values import check_dtype
 
 __all__ = ["offset", "rotate", "up", "down"]
+
+
+def shuffle_layout(value_type, threads):
+    """The scratch of a shuffle: one value per thread."""
+    return Region("values", value_type, threads)
 
 
 def temp_storage_bytes(sig, value_type, threads):
@@ -44,13 +49,14 @@ def temp_storage_bytes(sig, value_type, threads):
     threads = sig.block_threads(threads)
     if threads is None:
         raise sig.error("threads", "is required to size temp_storage")
-    return scratch_bytes(value_type, threads)
+    return shuffle_layout(value_type, threads).nbytes
 
 
 def _scratch(sig, value_type, threads, temp_storage, kind):
     """(buffer function, load function, thread-count function) for a shuffle."""
     block = sig.block_threads(threads)
-    buffer, _ = storage(sig, temp_storage, value_type, block or MAX_BLOCK_THREADS, owner=(sig.primitive, kind))
+    layout = shuffle_layout(value_type, block or MAX_BLOCK_THREADS)
+    buffer, _ = storage(sig, temp_storage, layout, owner=(sig.primitive, kind))
     return buffer, loader(value_type), thread_count(block)
 
 

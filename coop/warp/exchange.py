@@ -45,7 +45,7 @@ from coop._core.exchange import (
     slot_of,
     warp_barrier,
 )
-from coop._core.scratch import block_rank, loader, scratch_bytes, storage
+from coop._core.scratch import Region, block_rank, loader, storage
 from coop._core.shuffle import logical_warp
 from coop._core.specialize import Signature, device_function, is_none, primitive
 
@@ -57,9 +57,11 @@ def warp_slots(width, items_per_thread):
     return padded_slots(width * items_per_thread + 1, items_per_thread)
 
 
-def warp_exchange_slots(threads, width, items_per_thread):
-    """Slots for every logical warp of a block of ``threads``."""
-    return threads // width * warp_slots(width, items_per_thread)
+def warp_exchange_layout(dtype, threads, width, items_per_thread):
+    """The scratch of warp exchanges in blocks of ``threads``: one slice of
+    ``warp_slots`` values per logical warp, the slices one after another (logical warp
+    ``w``'s from slot ``w * warp_slots``)."""
+    return Region("slices", dtype, threads // width * warp_slots(width, items_per_thread))
 
 
 def check_logical_warps(sig, threads, width):
@@ -80,8 +82,8 @@ def warp_exchanger(sig, form, dtype, width, threads, items_per_thread, temp_stor
     says."""
     write_offset, keep, read_offset, _ = FORMS[form]
     region_slots = warp_slots(width, items_per_thread)
-    slots = warp_exchange_slots(threads, width, items_per_thread)
-    buffer_bytes = scratch_bytes(dtype, slots)
+    layout = warp_exchange_layout(dtype, threads, width, items_per_thread)
+    buffer_bytes = layout.nbytes
     if is_none(temp_storage) and buffer_bytes > STATIC_SHARED_LIMIT:
         raise sig.error(
             "items_per_thread",
@@ -89,7 +91,7 @@ def warp_exchanger(sig, form, dtype, width, threads, items_per_thread, temp_stor
             f"memory: more than the {STATIC_SHARED_LIMIT} bytes of static shared memory a kernel "
             "may have. Pass a temp_storage= array",
         )
-    scratch, _ = storage(sig, temp_storage, dtype, slots, owner=(sig.primitive, width))
+    scratch, _ = storage(sig, temp_storage, layout, owner=(sig.primitive, width))
     load = loader(dtype)
     slot = slot_of(items_per_thread)
     n = items_per_thread
@@ -119,7 +121,7 @@ def temp_storage_bytes(sig, value_type, threads, items_per_thread, width=32):
     ``items_per_thread`` per lane, in logical warps of ``width`` lanes filling a block of
     ``threads``: size ``cuda.shared.array(BYTES, np.uint8, alignment=8)`` with it."""
     block, n, lanes = _constants(sig, threads, items_per_thread, width)
-    return scratch_bytes(value_type, warp_exchange_slots(block, lanes, n))
+    return warp_exchange_layout(value_type, block, lanes, n).nbytes
 
 
 def _specialise(name, form, items, output, ranks, threads, items_per_thread, width, temp_storage):

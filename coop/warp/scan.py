@@ -22,10 +22,11 @@ from numba.cuda import types
 
 from coop.ops import add
 
+from coop._core.arithmetic import difference
 from coop._core.misuse import output_check
 from coop._core.shuffle import IDX, UP, has_up_sum_step, logical_warp, shuffler, up_sum_step, up_with_source
 from coop._core.specialize import Signature, device_function, is_function, is_none, primitive
-from coop._core.values import converter, difference, same
+from coop._core.values import converter, same
 from coop.thread import (
     exclusive_scan_items,
     exclusive_scan_items_unseeded,
