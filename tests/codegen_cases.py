@@ -1362,6 +1362,9 @@ def shuffle_down_output_too_short(x, out):
 
 LOCAL_MEMORY = re.compile(r"\.local\b|__local_depot")
 CALL = re.compile(r"^\s*call(\.uni)?\b", re.MULTILINE)
+# a shared-memory access through a 64-bit address register (coop compiles shared
+# pointers as 32-bit, as nvcc does: coop._core.backend)
+WIDE_SHARED_ACCESS = re.compile(r"\b(ld|st|atom|red)\.shared\S*\s+[^;]*\[%rd")
 LINK_ERROR = re.compile(r"\.extern \.func (coop_error__\w+)")
 LABEL = re.compile(r"^(\$?\w+):", re.MULTILINE)
 BRANCH = re.compile(r"\bbra(?:\.uni)?\s+(\$?\w+);")
@@ -1387,6 +1390,7 @@ def compile_case(name):
         "link_errors": LINK_ERROR.findall(ptx),
         "debug_checks": ptx.count("trap;") + ptx.count("vprintf"),
         "loops": backward_branches(ptx),
+        "wide_shared_addresses": len(WIDE_SHARED_ACCESS.findall(ptx)),
     }
 
 

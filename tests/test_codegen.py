@@ -77,6 +77,9 @@ def test_registers_only(compiled, name):
     assert not result["local_memory"], f"{name}: PTX uses local memory"
     assert result["calls"] == 0, f"{name}: PTX makes {result['calls']} calls"
     assert not result["link_errors"], f"{name}: size checks failed: {result['link_errors']}"
+    assert result["wide_shared_addresses"] == 0, (
+        f"{name}: {result['wide_shared_addresses']} shared-memory accesses through 64-bit addresses"
+    )
     if not coop_debug_on():
         assert result["debug_checks"] == 0, f"{name}: debug checks (trap, vprintf) with debug mode off"
     if name.startswith("warp"):

@@ -108,6 +108,29 @@ def _compile_without_a_gpu():
     dispatcher.get_current_device = current_device
 
 
+SHARED_POINTER_BITS = 64 if os.environ.get("COOP_SHARED_POINTER_BITS") == "64" else 32
+
+
+def _address_shared_memory_in_32_bits():
+    """Compile shared-memory pointers (LLVM address space 3) as 32-bit, as nvcc, clang's
+    ``-fcuda-short-ptr`` and Triton do: shared memory is a window of at most 228 KiB,
+    so a 64-bit address only costs registers (two per live address) and 64-bit
+    arithmetic. numba-cuda gives NVVM a data layout with 64-bit pointers everywhere; an
+    entry ``p3:32:32:32`` makes NVVM keep shared addresses in 32-bit registers
+    (``ld.shared [%r]``), which lets a radix sort of 512 x 8 keys fit two blocks per SM
+    instead of one. Generic pointers stay 64-bit, so Numba's own lowering is unchanged;
+    it applies to every kernel compiled in the process (as nvcc's default does).
+    ``COOP_SHARED_POINTER_BITS=64`` (set before importing coop) leaves numba-cuda's
+    layout as it is."""
+    if SHARED_POINTER_BITS == 64:
+        return
+    from numba.cuda.cudadrv import nvvm
+
+    layout = getattr(nvvm, "_datalayout", None)
+    if isinstance(layout, str) and layout.startswith("e-p:64:64:64") and "-p3:" not in layout:
+        nvvm._datalayout = layout.replace("e-p:64:64:64", "e-p:64:64:64-p3:32:32:32", 1)
+
+
 _simulate_without_a_gpu()
 
 from numba import cuda as _numba_cuda  # noqa: E402  (after the backend is chosen)
@@ -131,6 +154,7 @@ if SIMULATOR:
 else:
     cuda = _numba_cuda
     _compile_without_a_gpu()
+    _address_shared_memory_in_32_bits()
 
 
 from numba.cuda.extending import register_jitable  # noqa: E402
