@@ -2,7 +2,8 @@
 a thread block (1-, 2- or 3-D, 1 to 1024 threads), built from the warp primitives and a
 little shared memory, exchanges of items between threads (``coop.block.exchange``),
 shuffles (``coop.block.shuffle``), tile loads and stores (``load``, ``store``,
-``transform``), and radix ranking and sorting (``radix_rank``, ``radix_sort``). Each call that uses shared memory synchronises the block internally
+``transform``), radix ranking and sorting (``radix_rank``, ``radix_sort``) and merge sorting
+(``merge_sort``). Each call that uses shared memory synchronises the block internally
 (of the loads and stores, only the transposing algorithms use any): consecutive calls
 need no barrier between them."""
 
@@ -10,6 +11,7 @@ from coop.block import exchange
 from coop.block import shuffle
 from coop.block.load_store import load, store, transform
 from coop.block.reduce import all_reduce, all_sum, reduce, sum
+from coop.block.merge import merge_sort
 from coop.block.radix import radix_rank, radix_sort
 from coop.block.scan import exclusive_scan, exclusive_sum, inclusive_scan, inclusive_sum
 
@@ -28,5 +30,6 @@ __all__ = [
     "transform",
     "shuffle",
     "radix_rank",
+    "merge_sort",
     "radix_sort",
 ]

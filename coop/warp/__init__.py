@@ -3,12 +3,14 @@ warp or a logical sub-warp of ``width`` = 1, 2, 4, 8, 16 or 32 lanes.
 
 All are shuffle-based or direct memory accesses: no shared memory, no barriers,
 results in registers; except the exchanges of items between lanes
-(``coop.warp.exchange``) and the ``"transpose"`` loads and stores built on them, which
-go through shared memory and synchronise the logical warp.
+(``coop.warp.exchange``), the ``"transpose"`` loads and stores built on them and the
+merge sort (``merge_sort``), which go through shared memory and synchronise the logical
+warp.
 """
 
 from coop.warp.load_store import load, store
 from coop.warp import exchange
+from coop.warp.merge import merge_sort
 from coop.warp.reduce import (
     all_reduce,
     all_sum,
@@ -34,4 +36,5 @@ __all__ = [
     "load",
     "store",
     "exchange",
+    "merge_sort",
 ]

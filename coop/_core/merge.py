@@ -1,0 +1,127 @@
+"""Merge sorting of a tile held by a group of threads: the machinery behind
+``coop.block.merge_sort`` (CUB's BlockMergeSort) and ``coop.warp.merge_sort``
+(WarpMergeSort), which differ only in who the group is (the block, or a logical warp),
+how its members synchronise and where its slice of shared memory starts.
+
+A group of ``threads`` threads holds ``threads * n`` keys, ``n`` per thread, blocked.
+Each thread first sorts its own keys (CUB's StableOddEvenSort: ``n`` rounds of
+compare-and-swap of neighbours, unrolled, in registers); then rounds of merging double
+the sorted runs: in each, the threads write their keys to shared memory (blocked),
+and each finds where its ``n`` outputs start in the merge of its pair of runs by a
+binary search along its diagonal (merge path: Odeh, Green, Mwassi, Shmueli and Birk,
+2012) and merges ``n`` keys serially from there, recording where each came from so
+that values can follow by a gather.
+
+CUB loops while the merged runs span at most ``threads`` threads, so it needs a power
+of two; here the rounds go on up to the next power of two, and runs are clipped to the
+tile (as CUB clips them to ``valid_items``), so any group size sorts. Stable: on equal
+keys the merge takes the earlier run's key first, and the odd-even rounds swap only
+strictly out-of-order neighbours.
+"""
+
+import numpy as np
+
+from coop._core.scratch import store
+from coop._core.specialize import device_function
+from coop._core.values import check_dtype, value_type_of
+
+
+def host_value_type(sig, value_dtype):
+    """The value type of a host-side ``temp_storage_bytes``'s ``value_dtype`` (None: keys
+    only)."""
+    if value_dtype is None:
+        return None
+    value_type = value_type_of(value_dtype)
+    check_dtype(value_type, sig, "value_dtype")
+    return value_type
+
+
+def merge_rounds(threads):
+    """Rounds of merging for a group of ``threads``: log2 of the next power of two."""
+    return max(threads - 1, 0).bit_length()
+
+
+@device_function
+def fill_past_valid(keys, rank, n, valid_items, oob_default, compare):
+    """A partial tile (CUB's Sort with valid_items): the thread's keys at tile positions
+    ``>= valid_items`` take the largest of its valid keys and ``oob_default`` (which
+    sorts after every valid key), so they stay after the valid ones."""
+    largest = oob_default
+    for i in range(1, n):
+        if n * rank + i < valid_items:
+            if compare(largest, keys[i]):
+                largest = keys[i]
+        else:
+            keys[i] = largest
+
+
+@device_function
+def odd_even_sort(keys, values, compare, n, with_values):
+    """Sort the thread's ``n`` keys (and values with them) stably in registers."""
+    for i in range(n):
+        for j in range(i & 1, n - 1, 2):
+            left = keys[j]
+            right = keys[j + 1]
+            if compare(right, left):
+                keys[j] = right
+                keys[j + 1] = left
+                if with_values:
+                    value = values[j]
+                    values[j] = values[j + 1]
+                    values[j + 1] = value
+
+
+@device_function
+def merge_sort_through(keys, values, compare, buffer, load_key, load_value, base, rank, n, rounds,
+                       valid_items, sync, mask, with_values, indices):
+    """The merging rounds, the thread at ``rank`` of its group holding ``n`` sorted keys:
+    keys (then values) go through ``buffer`` from slot ``base`` (``threads * n + 1``
+    slots: the serial merge may read one slot past a run), ``sync(mask)`` between the
+    phases. ``indices``: a thread-private array of ``n`` int32 (where each output came
+    from)."""
+    for r in range(rounds):
+        half = 1 << r  # threads in each of the two runs merged
+        group_mask = 2 * half - 1
+        sync(mask)  # the previous round's (or call's) reads are done
+        for i in range(n):
+            store(buffer, base + n * rank + i, keys[i])
+        sync(mask)
+        start = n * (rank & ~group_mask)
+        size = n * half
+        diag = min(valid_items, n * (rank & group_mask))
+        begin1 = min(valid_items, start)
+        end1 = min(valid_items, begin1 + size)
+        begin2 = end1
+        end2 = min(valid_items, begin2 + size)
+        # merge path: how many of this thread's first `diag` outputs come from run 1
+        low = 0 if diag < end2 - begin2 else diag - (end2 - begin2)
+        high = min(diag, end1 - begin1)
+        while low < high:
+            middle = (low + high) >> 1
+            if compare(load_key(buffer, base + begin2 + diag - 1 - middle), load_key(buffer, base + begin1 + middle)):
+                high = middle
+            else:
+                low = middle + 1
+        at1 = begin1 + low
+        at2 = begin2 + diag - low
+        key1 = load_key(buffer, base + at1)
+        key2 = load_key(buffer, base + at2)
+        for i in range(n):
+            take2 = at2 < end2 and (at1 >= end1 or compare(key2, key1))
+            if take2:
+                keys[i] = key2
+                indices[i] = np.int32(at2)
+                at2 += 1
+                key2 = load_key(buffer, base + at2)
+            else:
+                keys[i] = key1
+                indices[i] = np.int32(at1)
+                at1 += 1
+                key1 = load_key(buffer, base + at1)
+        if with_values:
+            sync(mask)
+            for i in range(n):
+                store(buffer, base + n * rank + i, values[i])
+            sync(mask)
+            for i in range(n):
+                values[i] = load_value(buffer, base + indices[i])

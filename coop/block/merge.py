@@ -1,0 +1,200 @@
+"""Block-wide merge sort (CUB's BlockMergeSort): a block's tile of keys, and values with
+them, sorted by any comparator, stably.
+
+A block of ``T`` threads (``threads``, 1-, 2- or 3-D) holds ``T*N`` keys, ``N``
+(``items_per_thread``) per thread, blocked (item ``i`` of thread ``r`` is tile item
+``r*N + i``); after the call the tile is sorted in the same arrangement. Keys are any
+value type ``compare`` takes (numbers, bools, complex numbers with a comparator of your
+own, ...), values any value type. How it works: ``coop._core.merge``. Unlike CUB's,
+which needs a power-of-two block, every block size sorts (the last round merges runs
+clipped to the tile).
+
+Shared memory: ``T*N + 1`` keys, then (with values) ``T*N + 1`` values in the same
+buffer (CUB's TempStorage union). ``temp_storage=`` (sized with
+``merge_sort.temp_storage_bytes(key_dtype, threads, items_per_thread,
+value_dtype=None)``) shares one array with other primitives.
+"""
+
+import numpy as np
+from numba.cuda import types
+
+from coop._core.backend import cuda
+from coop._core.constants import specialised
+from coop._core.exchange import STATIC_SHARED_LIMIT, required_items_per_thread, required_threads
+from coop._core.merge import fill_past_valid, host_value_type, merge_rounds, merge_sort_through, odd_even_sort
+from coop._core.misuse import size_check
+from coop._core.scratch import Region, Union, block_rank, loader, storage
+from coop._core.specialize import Signature, device_function, is_none, primitive
+
+__all__ = ["merge_sort"]
+
+
+def merge_sort_layout(key_type, value_type, tile_items):
+    """The scratch of a merge of ``tile_items`` keys (and values): one region each, on
+    top of one another (CUB's TempStorage union), one slot past the tile (the serial
+    merge reads one past a run)."""
+    phases = [Region("keys", key_type, tile_items + 1)]
+    if value_type is not None:
+        phases.append(Region("values", value_type, tile_items + 1))
+    return Union("merge_sort", *phases)
+
+
+def sort_types(sig, keys, compare, values):
+    """``(key type, value type or None)``, checked: keys an items array, ``compare`` a
+    comparator of two keys, values (if given) an items array."""
+    key_type = types.unliteral(sig.items(keys, "keys"))
+    sig.operator(compare, key_type, "compare", arity=2, result_type=types.boolean)
+    value_type = None if is_none(values) else types.unliteral(sig.items(values, "values"))
+    return key_type, value_type
+
+
+def _temp_storage_bytes(sig, key_type, threads, items_per_thread, value_dtype=None):
+    """Bytes a ``temp_storage=`` array needs for a merge sort of ``key_dtype`` keys (and
+    ``value_dtype`` values), ``items_per_thread`` per thread, in blocks of ``threads``."""
+    block = required_threads(sig, threads)
+    n = required_items_per_thread(sig, items_per_thread)
+    return merge_sort_layout(key_type, host_value_type(sig, value_dtype), block * n).nbytes
+
+
+@device_function
+def _no_fill(keys, rank, valid_items, oob_default, compare):
+    pass
+
+
+@primitive("coop.block.merge_sort", _temp_storage_bytes, group="block", uniform=("valid_items",))
+def merge_sort(keys, compare, values=None, threads=None, items_per_thread=None, valid_items=None,
+               oob_default=None, temp_storage=None):
+    """Sort a block's tile of keys, and values with them, by ``compare`` (CUB
+    BlockMergeSort::StableSort, and Sort with ``valid_items``): stable, in place.
+
+    Parameters
+    ----------
+    keys : items array
+        The thread's ``items_per_thread`` keys, blocked; sorted in place.
+    compare : operator
+        ``compare(a, b)``: whether key ``a`` goes before key ``b`` (a strict weak order,
+        as ``operator.lt``; ``operator.gt`` sorts descending). A lambda written in the
+        kernel, a ``@cuda.jit(device=True)`` function, or an operator of ``operator``.
+    values : items array, optional
+        The thread's values (any value type), moved with their keys.
+    threads : int or tuple, compile-time constant
+        {threads} Required; any size (CUB's needs a power of two).
+    items_per_thread : int, compile-time constant
+        The length of ``keys`` (and ``values``) (required).
+    valid_items : int, optional
+        A partial tile: only the first ``valid_items`` tile positions hold keys (run
+        time, the same in every thread). They are sorted into positions ``0 ..
+        valid_items - 1``; what the other positions hold afterwards is unspecified.
+        Needs ``oob_default``.
+    oob_default : key, optional
+        A key that sorts after every valid key (CUB's oob_default), e.g. the key type's
+        largest value for ``operator.lt``: it fills the positions past ``valid_items``
+        while sorting. Required with ``valid_items``.
+    temp_storage : shared array, optional
+        {temp_storage}
+        Size: ``coop.block.merge_sort.temp_storage_bytes(key_dtype, threads,
+        items_per_thread, value_dtype=None)``.
+
+    Returns
+    -------
+    None
+        Every thread gets its part of the sorted tile in ``keys`` (and ``values``).
+
+    Barriers
+    --------
+    {block_barriers}
+
+    Here: two ``cuda.syncthreads()`` per round of merging (four with values), for
+    ``ceil(log2(threads))`` rounds.
+
+    Notes
+    -----
+    {collective}
+
+    Example
+    -------
+    Sort each block's tile of int32 keys by their distance from 50, carrying their
+    original positions (an argsort by a comparator)::
+
+        import numpy as np
+        import coop
+        from numba import cuda
+
+        THREADS, ITEMS = 64, 4
+        TILE = THREADS * ITEMS
+
+        @cuda.jit
+        def sort_tiles(x, out, order):
+            keys = cuda.local.array(ITEMS, np.int32)
+            positions = cuda.local.array(ITEMS, np.int32)
+            base = cuda.blockIdx.x * TILE + cuda.threadIdx.x * ITEMS
+            for i in range(ITEMS):
+                keys[i] = x[base + i]
+                positions[i] = cuda.threadIdx.x * ITEMS + i
+            coop.block.merge_sort(keys, lambda a, b: abs(a - 50) < abs(b - 50), positions,
+                                  threads=THREADS, items_per_thread=ITEMS)
+            for i in range(ITEMS):
+                out[base + i] = keys[i]
+                order[base + i] = positions[i]
+
+        x = np.random.default_rng(1).integers(0, 100, 2 * TILE).astype(np.int32)
+        out, order = np.zeros_like(x), np.zeros(x.size, np.int32)
+        sort_tiles[2, THREADS](x, out, order)
+        tiles = x.reshape(2, TILE)
+        expected = np.argsort(np.abs(tiles - 50), axis=1, kind="stable")
+        assert (order.reshape(2, TILE) == expected).all()
+        assert (out.reshape(2, TILE) == np.take_along_axis(tiles, expected, axis=1)).all()
+    """
+    sig = Signature("coop.block.merge_sort")
+    key_type, value_type = sort_types(sig, keys, compare, values)
+    with_values = value_type is not None
+    block = required_threads(sig, threads)
+    n = required_items_per_thread(sig, items_per_thread)
+    partial = not is_none(valid_items)
+    if partial:
+        sig.run_time_int(valid_items, "valid_items")
+        if is_none(oob_default):
+            raise sig.error("oob_default", "is required with valid_items: a key that sorts after every valid key")
+        sig.single_value(oob_default, "oob_default", key_type)
+    tile = block * n
+    layout = merge_sort_layout(key_type, value_type, tile)
+    if is_none(temp_storage) and layout.nbytes > STATIC_SHARED_LIMIT:
+        raise sig.error(
+            "items_per_thread",
+            f"makes a tile of {block} x {n} keys{' and values' if with_values else ''}, {layout.nbytes} bytes of "
+            f"shared memory: more than the {STATIC_SHARED_LIMIT} bytes of static shared memory a kernel may "
+            "have; pass a temp_storage= array",
+        )
+    # (a caller's buffer needs no barrier of its own: each round starts with one)
+    scratch, _ = storage(sig, temp_storage, layout, owner=(sig.primitive,))
+    sort_own_keys = specialised(odd_even_sort, n=n, with_values=with_values)
+    merge = specialised(merge_sort_through, load_key=loader(key_type),
+                        load_value=loader(value_type) if with_values else None, base=0, n=n,
+                        rounds=merge_rounds(block), sync=_block_sync, mask=0, with_values=with_values)
+    fill = specialised(fill_past_valid, n=n) if partial else _no_fill
+    check_keys = size_check(sig.primitive, "keys", exact=True)
+    check_values = size_check(sig.primitive, "values", exact=True)
+
+    def impl(keys, compare, values=None, threads=None, items_per_thread=None, valid_items=None, oob_default=None,
+             temp_storage=None):
+        check_keys(keys, n)
+        if with_values:
+            check_values(values, n)
+        buffer = scratch(temp_storage)
+        rank = block_rank()
+        if partial:
+            valid = valid_items
+        else:
+            valid = tile
+        fill(keys, rank, valid, oob_default, compare)
+        if not partial or n * rank < valid:  # (CUB: a thread with no valid key skips it)
+            sort_own_keys(keys, values, compare)
+        indices = cuda.local.array(n, np.int32)
+        merge(keys, values, compare, buffer, rank, valid, indices)
+
+    return impl
+
+
+@device_function
+def _block_sync(mask):
+    cuda.syncthreads()

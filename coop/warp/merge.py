@@ -1,0 +1,201 @@
+"""Warp-wide merge sort (CUB's WarpMergeSort): each logical warp of ``width`` lanes (1,
+2, 4, 8, 16 or 32) sorts its own tile of keys, and values with them, by any comparator,
+stably.
+
+A logical warp of ``W`` lanes with ``N`` (``items_per_thread``) keys per lane holds a
+tile of ``W*N`` keys, blocked (item ``i`` of logical lane ``l`` is tile item
+``l*N + i``); after the call the tile is sorted in the same arrangement. The algorithm
+is the block merge sort's (``coop._core.merge``), its rounds synchronising only the
+logical warp (``cuda.syncwarp`` over its lanes).
+
+Shared memory: per logical warp, ``W*N + 1`` keys, then (with values) ``W*N + 1``
+values in the same slice (CUB's TempStorage union), for the ``threads // width``
+logical warps of the block. ``threads`` (the block's thread count) sizes it; left out,
+the buffer is sized for 1024 threads. ``temp_storage=`` (sized with
+``coop.warp.merge_sort.temp_storage_bytes(key_dtype, threads, items_per_thread,
+width=32, value_dtype=None)``) takes a caller's array instead.
+"""
+
+import numpy as np
+from numba.cuda import types
+
+from coop._core.backend import cuda
+from coop._core.constants import specialised
+from coop._core.exchange import STATIC_SHARED_LIMIT, required_items_per_thread
+from coop._core.merge import fill_past_valid, host_value_type, merge_rounds, merge_sort_through, odd_even_sort
+from coop._core.misuse import size_check
+from coop._core.scratch import MAX_BLOCK_THREADS, Region, Union, block_rank, loader, storage
+from coop._core.shuffle import logical_warp
+from coop._core.specialize import Signature, device_function, is_none, primitive
+from coop.warp.exchange import check_logical_warps
+
+__all__ = ["merge_sort"]
+
+
+def warp_merge_sort_layout(key_type, value_type, threads, width, items_per_thread):
+    """One slice of ``width * items_per_thread + 1`` keys (and as many values, on top)
+    per logical warp, the slices one after another."""
+    slots = threads // width * (width * items_per_thread + 1)
+    phases = [Region("keys", key_type, slots)]
+    if value_type is not None:
+        phases.append(Region("values", value_type, slots))
+    return Union("warp_merge_sort", *phases)
+
+
+def _constants(sig, threads, items_per_thread, width):
+    lanes = sig.width(width)
+    block = MAX_BLOCK_THREADS if is_none(threads) else sig.block_threads(threads)
+    check_logical_warps(sig, block, lanes)
+    return block, required_items_per_thread(sig, items_per_thread), lanes
+
+
+def _temp_storage_bytes(sig, key_type, threads, items_per_thread, width=32, value_dtype=None):
+    """Bytes a ``temp_storage=`` array needs for warp merge sorts of ``key_dtype`` keys
+    (and ``value_dtype`` values), ``items_per_thread`` per lane, in logical warps of
+    ``width`` lanes filling a block of ``threads``."""
+    block, n, lanes = _constants(sig, threads, items_per_thread, width)
+    return warp_merge_sort_layout(key_type, host_value_type(sig, value_dtype), block, lanes, n).nbytes
+
+
+@device_function
+def _no_fill(keys, rank, valid_items, oob_default, compare):
+    pass
+
+
+@device_function
+def _warp_sync(mask):
+    cuda.syncwarp(mask)
+
+
+@primitive("coop.warp.merge_sort", _temp_storage_bytes, group="warp", uniform=("valid_items",))
+def merge_sort(keys, compare, values=None, threads=None, items_per_thread=None, width=32, valid_items=None,
+               oob_default=None, temp_storage=None):
+    """Sort a logical warp's tile of keys, and values with them, by ``compare`` (CUB
+    WarpMergeSort::StableSort, and Sort with ``valid_items``): stable, in place.
+
+    Parameters
+    ----------
+    keys : items array
+        The lane's ``items_per_thread`` keys, blocked across the logical warp; sorted in
+        place.
+    compare : operator
+        ``compare(a, b)``: whether key ``a`` goes before key ``b`` (a strict weak order,
+        as ``operator.lt``; ``operator.gt`` sorts descending). A lambda written in the
+        kernel, a ``@cuda.jit(device=True)`` function, or an operator of ``operator``.
+    values : items array, optional
+        The lane's values (any value type), moved with their keys.
+    threads : int or tuple, compile-time constant, optional
+        The block's size, a multiple of ``width`` (it sizes the shared memory: one
+        slice per logical warp). Default: sized for 1024 threads.
+    items_per_thread : int, compile-time constant
+        The length of ``keys`` (and ``values``) (required).
+    width : int, compile-time constant, default 32
+        {width}
+    valid_items : int, optional
+        A partial tile: only the first ``valid_items`` positions of the logical warp's
+        tile hold keys (run time, the same in every lane of the logical warp). They are
+        sorted into positions ``0 .. valid_items - 1``; the other positions are
+        unspecified afterwards. Needs ``oob_default``.
+    oob_default : key, optional
+        A key that sorts after every valid key (CUB's oob_default). Required with
+        ``valid_items``.
+    temp_storage : shared array, optional
+        {warp_temp_storage}
+        Size: ``coop.warp.merge_sort.temp_storage_bytes(key_dtype, threads,
+        items_per_thread, width=32, value_dtype=None)``.
+
+    Returns
+    -------
+    None
+        Every lane gets its part of its logical warp's sorted tile in ``keys`` (and
+        ``values``).
+
+    Barriers
+    --------
+    ``cuda.syncwarp`` over the logical warp's lanes, two per round of merging (four
+    with values), ``log2(width)`` rounds; never the block.
+
+    Notes
+    -----
+    {collective}
+
+    Example
+    -------
+    Each logical warp of 16 lanes sorts its 64 float32 keys, descending::
+
+        import operator
+        import numpy as np
+        import coop
+        from numba import cuda
+
+        THREADS, WIDTH, ITEMS = 64, 16, 4
+        TILE = WIDTH * ITEMS
+
+        @cuda.jit
+        def sort_warp_tiles(x, out):
+            keys = cuda.local.array(ITEMS, np.float32)
+            base = cuda.threadIdx.x * ITEMS  # logical warps' tiles follow one another
+            for i in range(ITEMS):
+                keys[i] = x[base + i]
+            coop.warp.merge_sort(keys, operator.gt, threads=THREADS, items_per_thread=ITEMS, width=WIDTH)
+            for i in range(ITEMS):
+                out[base + i] = keys[i]
+
+        x = np.random.default_rng(3).standard_normal(THREADS * ITEMS).astype(np.float32)
+        out = np.zeros_like(x)
+        sort_warp_tiles[1, THREADS](x, out)
+        assert (out.reshape(-1, TILE) == -np.sort(-x.reshape(-1, TILE), axis=1)).all()
+    """
+    sig = Signature("coop.warp.merge_sort")
+    key_type = types.unliteral(sig.items(keys, "keys"))
+    sig.operator(compare, key_type, "compare", arity=2, result_type=types.boolean)
+    value_type = None if is_none(values) else types.unliteral(sig.items(values, "values"))
+    with_values = value_type is not None
+    block, n, lanes = _constants(sig, threads, items_per_thread, width)
+    partial = not is_none(valid_items)
+    if partial:
+        sig.run_time_int(valid_items, "valid_items")
+        if is_none(oob_default):
+            raise sig.error("oob_default", "is required with valid_items: a key that sorts after every valid key")
+        sig.single_value(oob_default, "oob_default", key_type)
+    tile = lanes * n
+    slice_slots = tile + 1
+    layout = warp_merge_sort_layout(key_type, value_type, block, lanes, n)
+    if is_none(temp_storage) and layout.nbytes > STATIC_SHARED_LIMIT:
+        hint = "pass threads= (the block's size)" if is_none(threads) else "pass a temp_storage= array"
+        raise sig.error(
+            "items_per_thread",
+            f"makes {block // lanes} logical warps of {lanes} x {n} keys{' and values' if with_values else ''}, "
+            f"{layout.nbytes} bytes of shared memory: more than the {STATIC_SHARED_LIMIT} bytes of static shared "
+            f"memory a kernel may have; {hint}",
+        )
+    # (a caller's buffer: the warp's first syncwarp precedes its writes; see the module
+    # docstring for a block-wide primitive's use of the same array before)
+    scratch, _ = storage(sig, temp_storage, layout, owner=(sig.primitive, lanes))
+    sort_own_keys = specialised(odd_even_sort, n=n, with_values=with_values)
+    merge = specialised(merge_sort_through, load_key=loader(key_type),
+                        load_value=loader(value_type) if with_values else None, n=n,
+                        rounds=merge_rounds(lanes), sync=_warp_sync, with_values=with_values)
+    fill = specialised(fill_past_valid, n=n) if partial else _no_fill
+    check_keys = size_check(sig.primitive, "keys", exact=True)
+    check_values = size_check(sig.primitive, "values", exact=True)
+
+    def impl(keys, compare, values=None, threads=None, items_per_thread=None, width=32, valid_items=None,
+             oob_default=None, temp_storage=None):
+        check_keys(keys, n)
+        if with_values:
+            check_values(values, n)
+        buffer = scratch(temp_storage)
+        lane, mask = logical_warp(lanes)
+        base = block_rank() // lanes * slice_slots
+        if partial:
+            valid = valid_items
+        else:
+            valid = tile
+        fill(keys, lane, valid, oob_default, compare)
+        if not partial or n * lane < valid:
+            sort_own_keys(keys, values, compare)
+        indices = cuda.local.array(n, np.int32)
+        merge(keys, values, compare, buffer, base, lane, valid, mask, indices)
+
+    return impl

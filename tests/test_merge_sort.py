@@ -1,0 +1,274 @@
+"""coop.block.merge_sort and coop.warp.merge_sort against NumPy's stable sorts: key types,
+comparators (operator.lt, operator.gt, a lambda, a device function), block shapes
+(powers of two and not) and items per thread, logical warp widths, partial tiles, values
+(the original positions, which proves stability), a shared temp_storage. Misuse is in
+the table of tests/codegen_cases.py, run on both paths by tests/test_misuse.py."""
+
+import operator
+
+import numpy as np
+import pytest
+from numba import cuda
+
+import coop
+from helpers import FULL_MATRIX, INTEGER_DTYPES, ON_GPU, assert_equal_exact
+
+KEY_DTYPES = INTEGER_DTYPES + [np.float16, np.float32, np.float64]
+
+if FULL_MATRIX:
+    SHAPES = [32, 64, 96, 128, 256, 512, 1024, (16, 8), (8, 4, 4), 1, 33, 100]
+    ITEMS = [1, 2, 3, 4, 7, 8, 16]
+    WIDTHS = [1, 2, 4, 8, 16, 32]
+    WARP_ITEMS = [1, 2, 3, 4, 7, 8, 16]
+else:
+    SHAPES = [32, 96, (16, 4)]
+    ITEMS = [1, 3]
+    WIDTHS = [1, 8, 32]
+    WARP_ITEMS = [1, 4]
+
+jit_any_block = cuda.jit(launch_bounds=1024) if ON_GPU else cuda.jit
+
+
+@cuda.jit(device=True)
+def by_last_digit(a, b):
+    return a % 10 < b % 10
+
+
+COMPARATORS = {
+    "lt": (operator.lt, lambda keys: keys),
+    "gt": (operator.gt, lambda keys: -keys.astype(np.float64)),
+    "device_function": (by_last_digit, lambda keys: keys.astype(np.int64) % 10),
+}
+
+
+def size_of(shape):
+    return int(np.prod(shape))
+
+
+def shape_id(shape):
+    return "x".join(map(str, shape)) if isinstance(shape, tuple) else str(shape)
+
+
+def launch_shape(shape):
+    return shape if isinstance(shape, tuple) else (shape,)
+
+
+def fits(tile_items, *dtypes):
+    return max(np.dtype(d).itemsize for d in dtypes) * (tile_items + 1) <= 48 * 1024
+
+
+def block_kernel(shape, n, key_dtype, compare, partial):
+    T, N, KT = shape, n, key_dtype
+    THREADS = size_of(shape)
+    TILE = THREADS * n
+
+    @jit_any_block
+    def kernel(x, out, positions, valid, oob):
+        rank = cuda.threadIdx.x + cuda.threadIdx.y * cuda.blockDim.x + cuda.threadIdx.z * cuda.blockDim.x * cuda.blockDim.y
+        base = cuda.blockIdx.x * TILE
+        keys = cuda.local.array(N, KT)
+        values = cuda.local.array(N, np.int32)
+        for i in range(N):
+            keys[i] = x[base + rank * N + i]
+            values[i] = rank * N + i
+        if partial:
+            coop.block.merge_sort(keys, compare, values, threads=T, items_per_thread=N, valid_items=valid,
+                                  oob_default=oob[0])
+        else:
+            coop.block.merge_sort(keys, compare, values, threads=T, items_per_thread=N)
+        for i in range(N):
+            out[base + rank * N + i] = keys[i]
+            positions[base + rank * N + i] = values[i]
+
+    return kernel
+
+
+def random_keys(key_dtype, size, rng):
+    """Keys with many duplicates (stability shows)."""
+    if np.dtype(key_dtype).kind == "f":
+        return rng.integers(-20, 20, size).astype(key_dtype) / 4
+    info = np.iinfo(key_dtype)
+    return rng.integers(max(info.min, -20), min(info.max, 20), size, endpoint=True).astype(key_dtype)
+
+
+def check_tiles(x, out, positions, tile, valid, sort_key, what):
+    for b in range(x.size // tile):
+        keys = x[b * tile:b * tile + valid]
+        order = np.argsort(sort_key(keys), kind="stable").astype(np.int32)
+        here = f"{what}, tile {b}"
+        assert_equal_exact(positions[b * tile:b * tile + valid], order, f"{here}: positions")
+        assert_equal_exact(out[b * tile:b * tile + valid], keys[order], f"{here}: keys")
+
+
+def check_block_sort(key_dtype, shape, n, comparator="lt", valid=None, blocks=2, seed=0):
+    compare, sort_key = COMPARATORS[comparator]
+    rng = np.random.default_rng(seed)
+    tile = size_of(shape) * n
+    x = random_keys(key_dtype, blocks * tile, rng)
+    out, positions = np.zeros_like(x), np.zeros(x.size, np.int32)
+    partial = valid is not None
+    oob = np.array([np.finfo(key_dtype).max if np.dtype(key_dtype).kind == "f" else np.iinfo(key_dtype).max],
+                   key_dtype)
+    kernel = block_kernel(shape, n, key_dtype, compare, partial)
+    kernel[blocks, launch_shape(shape)](x, out, positions, tile if valid is None else valid, oob)
+    check_tiles(x, out, positions, tile, tile if valid is None else valid, sort_key,
+                f"{np.dtype(key_dtype).name} {shape_id(shape)}x{n}")
+
+
+@pytest.mark.parametrize("key_dtype", [pytest.param(d, id=np.dtype(d).name) for d in KEY_DTYPES])
+def test_block_merge_sort_every_key_type(key_dtype):
+    check_block_sort(key_dtype, 64, 3)
+
+
+@pytest.mark.parametrize("comparator", list(COMPARATORS))
+def test_block_merge_sort_comparators(comparator):
+    check_block_sort(np.int32, 64, 4, comparator=comparator, seed=2)
+
+
+def test_block_merge_sort_lambda():
+    THREADS, N = 32, 2
+
+    @cuda.jit
+    def kernel(x, out):
+        keys = cuda.local.array(N, np.int32)
+        t = cuda.threadIdx.x
+        for i in range(N):
+            keys[i] = x[t * N + i]
+        coop.block.merge_sort(keys, lambda a, b: abs(a) < abs(b), threads=THREADS, items_per_thread=N)
+        for i in range(N):
+            out[t * N + i] = keys[i]
+
+    x = np.random.default_rng(5).integers(-30, 30, THREADS * N).astype(np.int32)
+    out = np.zeros_like(x)
+    kernel[1, THREADS](x, out)
+    assert_equal_exact(out, x[np.argsort(np.abs(x), kind="stable")], "keys")
+
+
+@pytest.mark.parametrize("n", ITEMS)
+@pytest.mark.parametrize("shape", SHAPES, ids=shape_id)
+def test_block_merge_sort_shapes(shape, n):
+    key_dtype = np.float32 if FULL_MATRIX else np.int32
+    if not fits(size_of(shape) * n, key_dtype, np.int32):
+        pytest.skip("the tile needs more than 48 KiB of static shared memory (pass temp_storage=)")
+    check_block_sort(key_dtype, shape, n, seed=n)
+
+
+@pytest.mark.parametrize("shape,n", [(64, 3), (96, 4)] + ([(256, 8), (1024, 7)] if FULL_MATRIX else []))
+def test_block_merge_sort_partial_tiles(shape, n):
+    tile = size_of(shape) * n
+    for valid in sorted({0, 1, tile // 2 + 1, tile - 1, tile}):
+        check_block_sort(np.int16, shape, n, valid=valid, seed=valid)
+
+
+def test_block_merge_sort_temp_storage_shared_with_a_load():
+    """One temp_storage for a transposing load, the sort and a transposing store."""
+    THREADS, N = 64, 4
+    TILE = THREADS * N
+    nbytes = max(
+        coop.block.merge_sort.temp_storage_bytes(np.int32, THREADS, N, value_dtype=np.int32),
+        coop.block.load.temp_storage_bytes(np.int32, THREADS, N, algorithm="transpose"),
+    )
+
+    @cuda.jit
+    def kernel(x, out):
+        temp = cuda.shared.array(nbytes, np.uint8, alignment=8)
+        keys = cuda.local.array(N, np.int32)
+        values = cuda.local.array(N, np.int32)
+        base = cuda.blockIdx.x * TILE
+        coop.block.load(x[base:], keys, threads=THREADS, items_per_thread=N, algorithm="transpose",
+                        temp_storage=temp)
+        for i in range(N):
+            values[i] = -keys[i]
+        coop.block.merge_sort(keys, operator.lt, values, threads=THREADS, items_per_thread=N, temp_storage=temp)
+        for i in range(N):
+            keys[i] += values[i]  # 0 where each value still follows its key
+        coop.block.store(out[base:], keys, threads=THREADS, items_per_thread=N, algorithm="transpose",
+                         temp_storage=temp)
+
+    x = np.random.default_rng(7).integers(-50, 50, 2 * TILE).astype(np.int32)
+    out = np.ones_like(x)
+    kernel[2, THREADS](x, out)
+    assert_equal_exact(out, np.zeros_like(x), "keys + values")
+
+
+def test_block_merge_sort_twice_in_a_row():
+    """Back-to-back calls on one buffer: the second call's writes wait for the first's reads."""
+    THREADS, N = 64, 4
+
+    @cuda.jit
+    def kernel(x, out):
+        keys = cuda.local.array(N, np.int32)
+        t = cuda.threadIdx.x
+        for i in range(N):
+            keys[i] = x[t * N + i]
+        coop.block.merge_sort(keys, operator.lt, threads=THREADS, items_per_thread=N)
+        coop.block.merge_sort(keys, operator.gt, threads=THREADS, items_per_thread=N)
+        for i in range(N):
+            out[t * N + i] = keys[i]
+
+    x = np.random.default_rng(8).integers(0, 1000, THREADS * N).astype(np.int32)
+    out = np.zeros_like(x)
+    kernel[1, THREADS](x, out)
+    assert_equal_exact(out, np.sort(x)[::-1], "keys")
+
+
+# -- warp merge sort ------------------------------------------------------------------------
+
+
+def warp_kernel(threads, width, n, key_dtype, compare, partial):
+    T, W, N, KT = threads, width, n, key_dtype
+
+    @cuda.jit
+    def kernel(x, out, positions, valid, oob):
+        t = cuda.threadIdx.x
+        lane = t % W
+        keys = cuda.local.array(N, KT)
+        values = cuda.local.array(N, np.int32)
+        for i in range(N):
+            keys[i] = x[t * N + i]
+            values[i] = lane * N + i
+        if partial:
+            coop.warp.merge_sort(keys, compare, values, threads=T, items_per_thread=N, width=W, valid_items=valid,
+                                 oob_default=oob[0])
+        else:
+            coop.warp.merge_sort(keys, compare, values, threads=T, items_per_thread=N, width=W)
+        for i in range(N):
+            out[t * N + i] = keys[i]
+            positions[t * N + i] = values[i]
+
+    return kernel
+
+
+def check_warp_sort(key_dtype, width, n, comparator="lt", valid=None, threads=64, seed=0):
+    compare, sort_key = COMPARATORS[comparator]
+    rng = np.random.default_rng(seed)
+    x = random_keys(key_dtype, threads * n, rng)
+    out, positions = np.zeros_like(x), np.zeros(x.size, np.int32)
+    oob = np.array([np.iinfo(key_dtype).max if np.dtype(key_dtype).kind in "iu" else np.finfo(key_dtype).max],
+                   key_dtype)
+    tile = width * n
+    kernel = warp_kernel(threads, width, n, key_dtype, compare, valid is not None)
+    kernel[1, threads](x, out, positions, tile if valid is None else valid, oob)
+    check_tiles(x, out, positions, tile, tile if valid is None else valid, sort_key,
+                f"{np.dtype(key_dtype).name} width {width} x {n}")
+
+
+@pytest.mark.parametrize("n", WARP_ITEMS)
+@pytest.mark.parametrize("width", WIDTHS)
+def test_warp_merge_sort(width, n):
+    check_warp_sort(np.int32, width, n, seed=width + n)
+
+
+@pytest.mark.parametrize("key_dtype", [pytest.param(d, id=np.dtype(d).name) for d in (np.int8, np.uint64, np.float64)])
+@pytest.mark.parametrize("comparator", ["gt", "device_function"])
+def test_warp_merge_sort_key_types_and_comparators(key_dtype, comparator):
+    if comparator == "device_function" and np.dtype(key_dtype).kind == "f":
+        pytest.skip("the digit comparator is for integers")
+    check_warp_sort(key_dtype, 16, 3, comparator=comparator, seed=4)
+
+
+@pytest.mark.parametrize("width,n", [(8, 3), (32, 4)])
+def test_warp_merge_sort_partial_tiles(width, n):
+    tile = width * n
+    for valid in sorted({0, 1, tile // 2, tile - 1, tile}):
+        check_warp_sort(np.int32, width, n, valid=valid, seed=valid)
