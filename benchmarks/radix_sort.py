@@ -111,6 +111,23 @@ def compile_cold(path):
     return time.perf_counter() - start
 
 
+def median_launch_seconds(launch):
+    """Seconds per launch: the median of 20 back-to-back launches (CUDA events between
+    them) after 3 warm-ups."""
+    from numba import cuda
+
+    for _ in range(3):
+        launch()
+    cuda.synchronize()
+    events = [cuda.event() for _ in range(21)]
+    events[0].record()
+    for r in range(20):
+        launch()
+        events[r + 1].record()
+    events[-1].synchronize()
+    return statistics.median(cuda.event_elapsed_time(events[r], events[r + 1]) for r in range(20)) * 1e-3
+
+
 def time_coop(path, log2n):
     import numpy as np
     from numba import cuda
@@ -127,19 +144,7 @@ def time_coop(path, log2n):
     d_keys, d_values = cuda.to_device(keys), cuda.to_device(positions)
     d_keys_out, d_values_out = cuda.device_array_like(keys), cuda.device_array_like(positions)
 
-    def launch():
-        kernel[tiles, module.THREADS](d_keys, d_keys_out, d_values, d_values_out)
-
-    for _ in range(3):
-        launch()
-    cuda.synchronize()
-    events = [cuda.event() for _ in range(21)]
-    events[0].record()
-    for r in range(20):
-        launch()
-        events[r + 1].record()
-    events[-1].synchronize()
-    seconds = statistics.median(cuda.event_elapsed_time(events[r], events[r + 1]) for r in range(20)) * 1e-3
+    seconds = median_launch_seconds(lambda: kernel[tiles, module.THREADS](d_keys, d_keys_out, d_values, d_values_out))
     got, got_values = d_keys_out.copy_to_host(), d_values_out.copy_to_host()
     ok = True
     for t in (0, tiles // 2, tiles - 1):
