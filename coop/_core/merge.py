@@ -21,7 +21,7 @@ strictly out-of-order neighbours.
 
 import numpy as np
 
-from coop._core.scratch import store
+from coop._core.scratch import Region, Union, store
 from coop._core.specialize import device_function
 from coop._core.values import check_dtype, value_type_of
 
@@ -34,6 +34,16 @@ def host_value_type(sig, value_dtype):
     value_type = value_type_of(value_dtype)
     check_dtype(value_type, sig, "value_dtype")
     return value_type
+
+
+def tile_layout(key_type, value_type, tile_items):
+    """The scratch of one group's merge of ``tile_items`` keys (and values): one region
+    each, on top of one another (CUB's TempStorage union), one slot past the tile (the
+    serial merge reads one past a run)."""
+    phases = [Region("keys", key_type, tile_items + 1)]
+    if value_type is not None:
+        phases.append(Region("values", value_type, tile_items + 1))
+    return Union("merge_sort", *phases)
 
 
 def merge_rounds(threads):
@@ -72,13 +82,13 @@ def odd_even_sort(keys, values, compare, n, with_values):
 
 
 @device_function
-def merge_sort_through(keys, values, compare, buffer, load_key, load_value, base, rank, n, rounds,
+def merge_sort_through(keys, values, compare, buffer, load_key, load_value, base, value_base, rank, n, rounds,
                        valid_items, sync, mask, with_values, indices):
     """The merging rounds, the thread at ``rank`` of its group holding ``n`` sorted keys:
-    keys (then values) go through ``buffer`` from slot ``base`` (``threads * n + 1``
-    slots: the serial merge may read one slot past a run), ``sync(mask)`` between the
-    phases. ``indices``: a thread-private array of ``n`` int32 (where each output came
-    from)."""
+    keys go through ``buffer`` from key slot ``base``, then values from value slot
+    ``value_base`` (the group's ``tile_layout``: ``threads * n + 1`` slots each, as the
+    serial merge may read one slot past a run), ``sync(mask)`` between the phases.
+    ``indices``: a thread-private array of ``n`` int32 (where each output came from)."""
     for r in range(rounds):
         half = 1 << r  # threads in each of the two runs merged
         group_mask = 2 * half - 1
@@ -121,7 +131,7 @@ def merge_sort_through(keys, values, compare, buffer, load_key, load_value, base
         if with_values:
             sync(mask)
             for i in range(n):
-                store(buffer, base + n * rank + i, values[i])
+                store(buffer, value_base + n * rank + i, values[i])
             sync(mask)
             for i in range(n):
-                values[i] = load_value(buffer, base + indices[i])
+                values[i] = load_value(buffer, value_base + indices[i])

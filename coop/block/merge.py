@@ -21,22 +21,19 @@ from numba.cuda import types
 from coop._core.backend import cuda
 from coop._core.constants import specialised
 from coop._core.exchange import STATIC_SHARED_LIMIT, required_items_per_thread, required_threads
-from coop._core.merge import fill_past_valid, host_value_type, merge_rounds, merge_sort_through, odd_even_sort
+from coop._core.merge import (
+    fill_past_valid,
+    host_value_type,
+    merge_rounds,
+    merge_sort_through,
+    odd_even_sort,
+    tile_layout,
+)
 from coop._core.misuse import size_check
-from coop._core.scratch import Region, Union, block_rank, loader, storage
+from coop._core.scratch import block_rank, loader, storage
 from coop._core.specialize import Signature, device_function, is_none, primitive
 
 __all__ = ["merge_sort"]
-
-
-def merge_sort_layout(key_type, value_type, tile_items):
-    """The scratch of a merge of ``tile_items`` keys (and values): one region each, on
-    top of one another (CUB's TempStorage union), one slot past the tile (the serial
-    merge reads one past a run)."""
-    phases = [Region("keys", key_type, tile_items + 1)]
-    if value_type is not None:
-        phases.append(Region("values", value_type, tile_items + 1))
-    return Union("merge_sort", *phases)
 
 
 def sort_types(sig, keys, compare, values):
@@ -53,7 +50,7 @@ def _temp_storage_bytes(sig, key_type, threads, items_per_thread, value_dtype=No
     ``value_dtype`` values), ``items_per_thread`` per thread, in blocks of ``threads``."""
     block = required_threads(sig, threads)
     n = required_items_per_thread(sig, items_per_thread)
-    return merge_sort_layout(key_type, host_value_type(sig, value_dtype), block * n).nbytes
+    return tile_layout(key_type, host_value_type(sig, value_dtype), block * n).nbytes
 
 
 @device_function
@@ -157,7 +154,7 @@ def merge_sort(keys, compare, values=None, threads=None, items_per_thread=None, 
             raise sig.error("oob_default", "is required with valid_items: a key that sorts after every valid key")
         sig.single_value(oob_default, "oob_default", key_type)
     tile = block * n
-    layout = merge_sort_layout(key_type, value_type, tile)
+    layout = tile_layout(key_type, value_type, tile)
     if is_none(temp_storage) and layout.nbytes > STATIC_SHARED_LIMIT:
         raise sig.error(
             "items_per_thread",
@@ -169,7 +166,7 @@ def merge_sort(keys, compare, values=None, threads=None, items_per_thread=None, 
     scratch, _ = storage(sig, temp_storage, layout, owner=(sig.primitive,))
     sort_own_keys = specialised(odd_even_sort, n=n, with_values=with_values)
     merge = specialised(merge_sort_through, load_key=loader(key_type),
-                        load_value=loader(value_type) if with_values else None, base=0, n=n,
+                        load_value=loader(value_type) if with_values else None, base=0, value_base=0, n=n,
                         rounds=merge_rounds(block), sync=_block_sync, mask=0, with_values=with_values)
     fill = specialised(fill_past_valid, n=n) if partial else _no_fill
     check_keys = size_check(sig.primitive, "keys", exact=True)

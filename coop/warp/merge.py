@@ -16,15 +16,24 @@ the buffer is sized for 1024 threads. ``temp_storage=`` (sized with
 width=32, value_dtype=None)``) takes a caller's array instead.
 """
 
+import math
+
 import numpy as np
 from numba.cuda import types
 
-from coop._core.backend import cuda
+from coop._core.backend import SIMULATOR, cuda
 from coop._core.constants import specialised
 from coop._core.exchange import STATIC_SHARED_LIMIT, required_items_per_thread
-from coop._core.merge import fill_past_valid, host_value_type, merge_rounds, merge_sort_through, odd_even_sort
+from coop._core.merge import (
+    fill_past_valid,
+    host_value_type,
+    merge_rounds,
+    merge_sort_through,
+    odd_even_sort,
+    tile_layout,
+)
 from coop._core.misuse import size_check
-from coop._core.scratch import MAX_BLOCK_THREADS, Region, Union, block_rank, loader, storage
+from coop._core.scratch import MAX_BLOCK_THREADS, WORD, Region, block_rank, loader, slot_bytes, storage
 from coop._core.shuffle import logical_warp
 from coop._core.specialize import Signature, device_function, is_none, primitive
 from coop.warp.exchange import check_logical_warps
@@ -33,13 +42,20 @@ __all__ = ["merge_sort"]
 
 
 def warp_merge_sort_layout(key_type, value_type, threads, width, items_per_thread):
-    """One slice of ``width * items_per_thread + 1`` keys (and as many values, on top)
-    per logical warp, the slices one after another."""
-    slots = threads // width * (width * items_per_thread + 1)
-    phases = [Region("keys", key_type, slots)]
-    if value_type is not None:
-        phases.append(Region("values", value_type, slots))
-    return Union("warp_merge_sort", *phases)
+    """``(layout, slice_bytes)``: one slice per logical warp, the slices one after
+    another, each its warp's ``tile_layout`` (CUB's TempStorage per warp: the warps'
+    phases are not in step, so each unions only its own keys and values), padded to a
+    multiple of both slot sizes."""
+    one = tile_layout(key_type, value_type, width * items_per_thread)
+    step = math.lcm(WORD, slot_bytes(key_type), 1 if value_type is None else slot_bytes(value_type))
+    slice_bytes = -(-one.nbytes // step) * step
+    return Region("slices", types.uint8, threads // width * slice_bytes), slice_bytes
+
+
+def slice_slots(slice_bytes, value_type):
+    """Slots of ``value_type`` from one slice to the next (the simulator's slots are bytes:
+    ``coop._core.scratch``)."""
+    return slice_bytes if SIMULATOR else slice_bytes // slot_bytes(value_type)
 
 
 def _constants(sig, threads, items_per_thread, width):
@@ -54,7 +70,7 @@ def _temp_storage_bytes(sig, key_type, threads, items_per_thread, width=32, valu
     (and ``value_dtype`` values), ``items_per_thread`` per lane, in logical warps of
     ``width`` lanes filling a block of ``threads``."""
     block, n, lanes = _constants(sig, threads, items_per_thread, width)
-    return warp_merge_sort_layout(key_type, host_value_type(sig, value_dtype), block, lanes, n).nbytes
+    return warp_merge_sort_layout(key_type, host_value_type(sig, value_dtype), block, lanes, n)[0].nbytes
 
 
 @device_function
@@ -159,8 +175,9 @@ def merge_sort(keys, compare, values=None, threads=None, items_per_thread=None, 
             raise sig.error("oob_default", "is required with valid_items: a key that sorts after every valid key")
         sig.single_value(oob_default, "oob_default", key_type)
     tile = lanes * n
-    slice_slots = tile + 1
-    layout = warp_merge_sort_layout(key_type, value_type, block, lanes, n)
+    layout, slice_bytes = warp_merge_sort_layout(key_type, value_type, block, lanes, n)
+    key_step = slice_slots(slice_bytes, key_type)
+    value_step = slice_slots(slice_bytes, value_type) if with_values else 0
     if is_none(temp_storage) and layout.nbytes > STATIC_SHARED_LIMIT:
         hint = "pass threads= (the block's size)" if is_none(threads) else "pass a temp_storage= array"
         raise sig.error(
@@ -187,7 +204,7 @@ def merge_sort(keys, compare, values=None, threads=None, items_per_thread=None, 
             check_values(values, n)
         buffer = scratch(temp_storage)
         lane, mask = logical_warp(lanes)
-        base = block_rank() // lanes * slice_slots
+        warp = block_rank() // lanes
         if partial:
             valid = valid_items
         else:
@@ -196,6 +213,6 @@ def merge_sort(keys, compare, values=None, threads=None, items_per_thread=None, 
         if not partial or n * lane < valid:
             sort_own_keys(keys, values, compare)
         indices = cuda.local.array(n, np.int32)
-        merge(keys, values, compare, buffer, base, lane, valid, mask, indices)
+        merge(keys, values, compare, buffer, warp * key_step, warp * value_step, lane, valid, mask, indices)
 
     return impl
