@@ -25,6 +25,8 @@ from coop._core.scratch import Region, Union, store
 from coop._core.specialize import device_function
 from coop._core.values import check_dtype, value_type_of
 
+I32 = np.int32
+
 
 def host_value_type(sig, value_dtype):
     """The value type of a host-side ``temp_storage_bytes``'s ``value_dtype`` (None: keys
@@ -89,49 +91,56 @@ def merge_sort_through(keys, values, compare, buffer, load_key, load_value, base
     ``value_base`` (the group's ``tile_layout``: ``threads * n + 1`` slots each, as the
     serial merge may read one slot past a run), ``sync(mask)`` between the phases.
     ``indices``: a thread-private array of ``n`` int32 (where each output came from)."""
+    # Positions in 32 bits, as CUB's ints: Numba computes integers in 64 bits, which
+    # costs two instructions per add, compare or min; each result cut back to int32
+    # lets NVVM narrow the operation itself.
+    rank = I32(rank)
+    valid_items = I32(valid_items)
     for r in range(rounds):
-        half = 1 << r  # threads in each of the two runs merged
-        group_mask = 2 * half - 1
+        half = I32(1 << r)  # threads in each of the two runs merged
+        group_mask = I32(2 * half - 1)
         sync(mask)  # the previous round's (or call's) reads are done
         for i in range(n):
-            store(buffer, base + n * rank + i, keys[i])
+            store(buffer, base + I32(n * rank + i), keys[i])
         sync(mask)
-        start = n * (rank & ~group_mask)
-        size = n * half
-        diag = min(valid_items, n * (rank & group_mask))
+        start = I32(n * (rank & ~group_mask))
+        size = I32(n * half)
+        diag = min(valid_items, I32(n * (rank & group_mask)))
         begin1 = min(valid_items, start)
-        end1 = min(valid_items, begin1 + size)
+        end1 = min(valid_items, I32(begin1 + size))
         begin2 = end1
-        end2 = min(valid_items, begin2 + size)
+        end2 = min(valid_items, I32(begin2 + size))
         # merge path: how many of this thread's first `diag` outputs come from run 1
-        low = 0 if diag < end2 - begin2 else diag - (end2 - begin2)
-        high = min(diag, end1 - begin1)
+        count2 = I32(end2 - begin2)
+        low = I32(0) if diag < count2 else I32(diag - count2)
+        high = min(diag, I32(end1 - begin1))
         while low < high:
-            middle = (low + high) >> 1
-            if compare(load_key(buffer, base + begin2 + diag - 1 - middle), load_key(buffer, base + begin1 + middle)):
+            middle = I32((low + high) >> 1)
+            later = load_key(buffer, base + I32(begin2 + diag - 1 - middle))
+            if compare(later, load_key(buffer, base + I32(begin1 + middle))):
                 high = middle
             else:
-                low = middle + 1
-        at1 = begin1 + low
-        at2 = begin2 + diag - low
+                low = I32(middle + 1)
+        at1 = I32(begin1 + low)
+        at2 = I32(begin2 + diag - low)
         key1 = load_key(buffer, base + at1)
         key2 = load_key(buffer, base + at2)
         for i in range(n):
             take2 = at2 < end2 and (at1 >= end1 or compare(key2, key1))
             if take2:
                 keys[i] = key2
-                indices[i] = np.int32(at2)
-                at2 += 1
+                indices[i] = at2
+                at2 = I32(at2 + 1)
                 key2 = load_key(buffer, base + at2)
             else:
                 keys[i] = key1
-                indices[i] = np.int32(at1)
-                at1 += 1
+                indices[i] = at1
+                at1 = I32(at1 + 1)
                 key1 = load_key(buffer, base + at1)
         if with_values:
             sync(mask)
             for i in range(n):
-                store(buffer, value_base + n * rank + i, values[i])
+                store(buffer, value_base + I32(n * rank + i), values[i])
             sync(mask)
             for i in range(n):
                 values[i] = load_value(buffer, value_base + indices[i])
