@@ -61,19 +61,20 @@ __global__ void __launch_bounds__(WARP_BLOCK_THREADS) warp_sort(const int* keys_
   using Load = cub::WarpLoad<int, ITEMS, cub::WARP_LOAD_TRANSPOSE, LANES>;
   using Store = cub::WarpStore<int, ITEMS, cub::WARP_STORE_TRANSPOSE, LANES>;
   using Sort = cub::WarpMergeSort<int, ITEMS, LANES>;
+  // one union per warp: the warps' phases are not in step
   __shared__ union {
-    typename Load::TempStorage load[WARPS];
-    typename Store::TempStorage store[WARPS];
-    typename Sort::TempStorage sort[WARPS];
-  } temp;
+    typename Load::TempStorage load;
+    typename Store::TempStorage store;
+    typename Sort::TempStorage sort;
+  } temp[WARPS];
   const int warp = threadIdx.x / LANES;
   const long long base = (long long)blockIdx.x * WARP_BLOCK_THREADS * ITEMS + (long long)warp * LANES * ITEMS;
   int keys[ITEMS];
-  Load(temp.load[warp]).Load(keys_in + base, keys);
+  Load(temp[warp].load).Load(keys_in + base, keys);
   __syncwarp();
-  Sort(temp.sort[warp]).Sort(keys, Less());
+  Sort(temp[warp].sort).Sort(keys, Less());
   __syncwarp();
-  Store(temp.store[warp]).Store(keys_out + base, keys);
+  Store(temp[warp].store).Store(keys_out + base, keys);
 }
 
 static double median(std::vector<float> ms) {
