@@ -40,6 +40,7 @@ from coop.block.scan import exclusive_sum
 
 __all__ = ["radix_rank", "radix_sort"]
 
+U32 = np.uint32
 MAX_TILE_ITEMS = 65535  # the digit counters are 16-bit
 COUNTER_BITS = 16  # two counters to a 32-bit word, as CUB's PackedCounter
 MAX_RADIX_BITS = 8
@@ -107,12 +108,15 @@ def ranker(sig, key_type, threads, items_per_thread, radix_bits, descending, mem
 
     def rank(ordered, ranks, begin_bit, pass_bits, digit_prefix, temp_storage):
         buffer = counters(temp_storage)
-        tid = block_rank()
+        # 32-bit arithmetic, as CUB's: Numba computes integers in 64 bits (two
+        # instructions per add or shift); each result cut back to 32 bits lets NVVM narrow
+        # the operation itself
+        tid = U32(block_rank())
         # This thread's counters: 16-bit counter `sub` of word `lane * threads + tid`.
         # No barrier first: the previous call's last reads were of these same words (a
         # caller sharing the buffer with other phases synchronises before the call).
         for lane in range(padded_lanes):
-            store(buffer, lane * threads + tid, np.uint32(0))
+            store(buffer, U32(lane * threads + tid), U32(0))
         # per key, one register: its counter (word * 2 + sub) above 16 bits, and the
         # count of the thread's keys of its digit before it (its prefix) below; word * 2
         # + sub fits 16 bits while the counters fit the 48 KiB checked (12288 words):
@@ -121,34 +125,34 @@ def ranker(sig, key_type, threads, items_per_thread, radix_bits, descending, mem
         for i in range(n):
             digit = digit_of(ordered[i], begin_bit, pass_bits)
             if descending:
-                digit = digits - 1 - digit
-            sub = digit >> log_lanes
-            word = (digit & (lanes - 1)) * threads + tid
-            shift = sub * COUNTER_BITS
+                digit = U32(digits - 1 - digit)
+            sub = U32(digit >> log_lanes)
+            word = U32((digit & (lanes - 1)) * threads + tid)
+            shift = U32(sub * COUNTER_BITS)
             packed = load(buffer, word)
-            store(buffer, word, np.uint32(packed + (np.uint32(1) << shift)))
-            counted[i] = np.uint32(((word * 2 + sub) << COUNTER_BITS) | ((packed >> shift) & 0xFFFF))
+            store(buffer, word, U32(packed + (U32(1) << shift)))
+            counted[i] = U32(((word * 2 + sub) << COUNTER_BITS) | ((packed >> shift) & 0xFFFF))
         cuda.syncthreads()
         # Scan the counters in memory order (lane by lane, thread by thread; low halves,
         # then high halves): each thread rakes a segment of consecutive words.
-        first = tid * padded_lanes
+        first = U32(tid * padded_lanes)
         cache = cuda.local.array(padded_lanes, np.uint32)
         partial = np.uint32(0)
         for i in range(padded_lanes):
-            cache[i] = load(buffer, first + i)
+            cache[i] = load(buffer, U32(first + i))
             partial = np.uint32(partial + cache[i])
         exclusive, total = exclusive_sum(partial, threads=threads, algorithm="warp_scans", return_aggregate=True)
         # the high halves come after every low half: add the low halves' total to them
         running = np.uint32(exclusive + (total << COUNTER_BITS))
         for i in range(padded_lanes):
-            count = cache[i] if memoize else load(buffer, first + i)
-            store(buffer, first + i, running)
+            count = cache[i] if memoize else load(buffer, U32(first + i))
+            store(buffer, U32(first + i), running)
             running = np.uint32(running + count)
         cuda.syncthreads()
         for i in range(n):
-            word = counted[i] >> (COUNTER_BITS + 1)
-            shift = ((counted[i] >> COUNTER_BITS) & 1) * COUNTER_BITS
-            ranks[i] = (counted[i] & 0xFFFF) + ((load(buffer, word) >> shift) & 0xFFFF)
+            word = U32(counted[i] >> (COUNTER_BITS + 1))
+            shift = U32(((counted[i] >> COUNTER_BITS) & 1) * COUNTER_BITS)
+            ranks[i] = U32((counted[i] & 0xFFFF) + ((load(buffer, word) >> shift) & 0xFFFF))
         if with_digit_prefix:
             for track in range(tracked):
                 bin_index = tid * tracked + track
