@@ -20,9 +20,12 @@ strictly out-of-order neighbours.
 """
 
 import numpy as np
+from numba.cuda import types
 
-from coop._core.scratch import Region, Union, store
-from coop._core.specialize import device_function
+from coop._core.backend import cuda
+from coop._core.constants import specialised
+from coop._core.scratch import Region, Union, loader, store
+from coop._core.specialize import device_function, is_none
 from coop._core.values import check_dtype, value_type_of
 
 I32 = np.int32
@@ -36,6 +39,50 @@ def host_value_type(sig, value_dtype):
     value_type = value_type_of(value_dtype)
     check_dtype(value_type, sig, "value_dtype")
     return value_type
+
+
+def sort_arguments(sig, keys, compare, values, valid_items, oob_default):
+    """``(key type, value type or None, partial)`` of a merge sort's arguments, checked:
+    keys and values items arrays, ``compare`` a comparator of two keys, ``oob_default``
+    a key, required with ``valid_items``."""
+    key_type = types.unliteral(sig.items(keys, "keys"))
+    sig.operator(compare, key_type, "compare", arity=2, result_type=types.boolean)
+    value_type = None if is_none(values) else types.unliteral(sig.items(values, "values"))
+    partial = not is_none(valid_items)
+    if partial:
+        sig.run_time_int(valid_items, "valid_items")
+        if is_none(oob_default):
+            raise sig.error("oob_default", "is required with valid_items: a key that sorts after every valid key")
+        sig.single_value(oob_default, "oob_default", key_type)
+    return key_type, value_type, partial
+
+
+def group_sorter(key_type, value_type, n, threads, sync, partial):
+    """A device function ``sort(keys, values, compare, buffer, base, value_base, rank,
+    valid_items, oob_default, mask)`` sorting the tile of a group of ``threads`` (the
+    caller's rank in it ``rank``), ``n`` keys (and values) per thread, through its
+    ``tile_layout`` in ``buffer`` (keys from slot ``base``, values from ``value_base``),
+    ``sync(mask)`` synchronising the group."""
+    with_values = value_type is not None
+    sort_own_keys = specialised(odd_even_sort, n=n, with_values=with_values)
+    merge = specialised(merge_sort_through, load_key=loader(key_type),
+                        load_value=loader(value_type) if with_values else None, n=n,
+                        rounds=merge_rounds(threads), sync=sync, with_values=with_values)
+    fill = specialised(fill_past_valid, n=n) if partial else _no_fill
+
+    def sort(keys, values, compare, buffer, base, value_base, rank, valid_items, oob_default, mask):
+        fill(keys, rank, valid_items, oob_default, compare)
+        if not partial or n * rank < valid_items:  # (CUB: a thread with no valid key skips it)
+            sort_own_keys(keys, values, compare)
+        indices = cuda.local.array(n, np.int32)
+        merge(keys, values, compare, buffer, base, value_base, rank, valid_items, mask, indices)
+
+    return device_function(sort)
+
+
+@device_function
+def _no_fill(keys, rank, valid_items, oob_default, compare):
+    pass
 
 
 def tile_layout(key_type, value_type, tile_items):

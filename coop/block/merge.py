@@ -15,34 +15,14 @@ buffer (CUB's TempStorage union). ``temp_storage=`` (sized with
 value_dtype=None)``) shares one array with other primitives.
 """
 
-import numpy as np
-from numba.cuda import types
-
 from coop._core.backend import cuda
-from coop._core.constants import specialised
 from coop._core.exchange import STATIC_SHARED_LIMIT, required_items_per_thread, required_threads
-from coop._core.merge import (
-    fill_past_valid,
-    host_value_type,
-    merge_rounds,
-    merge_sort_through,
-    odd_even_sort,
-    tile_layout,
-)
+from coop._core.merge import group_sorter, host_value_type, sort_arguments, tile_layout
 from coop._core.misuse import size_check
-from coop._core.scratch import block_rank, loader, storage
+from coop._core.scratch import block_rank, storage
 from coop._core.specialize import Signature, device_function, is_none, primitive
 
 __all__ = ["merge_sort"]
-
-
-def sort_types(sig, keys, compare, values):
-    """``(key type, value type or None)``, checked: keys an items array, ``compare`` a
-    comparator of two keys, values (if given) an items array."""
-    key_type = types.unliteral(sig.items(keys, "keys"))
-    sig.operator(compare, key_type, "compare", arity=2, result_type=types.boolean)
-    value_type = None if is_none(values) else types.unliteral(sig.items(values, "values"))
-    return key_type, value_type
 
 
 def _temp_storage_bytes(sig, key_type, threads, items_per_thread, value_dtype=None):
@@ -51,11 +31,6 @@ def _temp_storage_bytes(sig, key_type, threads, items_per_thread, value_dtype=No
     block = required_threads(sig, threads)
     n = required_items_per_thread(sig, items_per_thread)
     return tile_layout(key_type, host_value_type(sig, value_dtype), block * n).nbytes
-
-
-@device_function
-def _no_fill(keys, rank, valid_items, oob_default, compare):
-    pass
 
 
 @primitive("coop.block.merge_sort", _temp_storage_bytes, group="block", uniform=("valid_items",))
@@ -143,16 +118,10 @@ def merge_sort(keys, compare, values=None, threads=None, items_per_thread=None, 
         assert (out.reshape(2, TILE) == np.take_along_axis(tiles, expected, axis=1)).all()
     """
     sig = Signature("coop.block.merge_sort")
-    key_type, value_type = sort_types(sig, keys, compare, values)
+    key_type, value_type, partial = sort_arguments(sig, keys, compare, values, valid_items, oob_default)
     with_values = value_type is not None
     block = required_threads(sig, threads)
     n = required_items_per_thread(sig, items_per_thread)
-    partial = not is_none(valid_items)
-    if partial:
-        sig.run_time_int(valid_items, "valid_items")
-        if is_none(oob_default):
-            raise sig.error("oob_default", "is required with valid_items: a key that sorts after every valid key")
-        sig.single_value(oob_default, "oob_default", key_type)
     tile = block * n
     layout = tile_layout(key_type, value_type, tile)
     if is_none(temp_storage) and layout.nbytes > STATIC_SHARED_LIMIT:
@@ -164,11 +133,7 @@ def merge_sort(keys, compare, values=None, threads=None, items_per_thread=None, 
         )
     # (a caller's buffer needs no barrier of its own: each round starts with one)
     scratch, _ = storage(sig, temp_storage, layout, owner=(sig.primitive,))
-    sort_own_keys = specialised(odd_even_sort, n=n, with_values=with_values)
-    merge = specialised(merge_sort_through, load_key=loader(key_type),
-                        load_value=loader(value_type) if with_values else None, base=0, value_base=0, n=n,
-                        rounds=merge_rounds(block), sync=_block_sync, mask=0, with_values=with_values)
-    fill = specialised(fill_past_valid, n=n) if partial else _no_fill
+    sort = group_sorter(key_type, value_type, n, block, _block_sync, partial)
     check_keys = size_check(sig.primitive, "keys", exact=True)
     check_values = size_check(sig.primitive, "values", exact=True)
 
@@ -177,17 +142,11 @@ def merge_sort(keys, compare, values=None, threads=None, items_per_thread=None, 
         check_keys(keys, n)
         if with_values:
             check_values(values, n)
-        buffer = scratch(temp_storage)
-        rank = block_rank()
         if partial:
             valid = valid_items
         else:
             valid = tile
-        fill(keys, rank, valid, oob_default, compare)
-        if not partial or n * rank < valid:  # (CUB: a thread with no valid key skips it)
-            sort_own_keys(keys, values, compare)
-        indices = cuda.local.array(n, np.int32)
-        merge(keys, values, compare, buffer, rank, valid, indices)
+        sort(keys, values, compare, scratch(temp_storage), 0, 0, block_rank(), valid, oob_default, 0)
 
     return impl
 

@@ -18,22 +18,13 @@ width=32, value_dtype=None)``) takes a caller's array instead.
 
 import math
 
-import numpy as np
 from numba.cuda import types
 
 from coop._core.backend import SIMULATOR, cuda
-from coop._core.constants import specialised
 from coop._core.exchange import STATIC_SHARED_LIMIT, required_items_per_thread
-from coop._core.merge import (
-    fill_past_valid,
-    host_value_type,
-    merge_rounds,
-    merge_sort_through,
-    odd_even_sort,
-    tile_layout,
-)
+from coop._core.merge import group_sorter, host_value_type, sort_arguments, tile_layout
 from coop._core.misuse import size_check
-from coop._core.scratch import MAX_BLOCK_THREADS, WORD, Region, block_rank, loader, slot_bytes, storage
+from coop._core.scratch import MAX_BLOCK_THREADS, WORD, Region, block_rank, slot_bytes, storage
 from coop._core.shuffle import logical_warp
 from coop._core.specialize import Signature, device_function, is_none, primitive
 from coop.warp.exchange import check_logical_warps
@@ -71,11 +62,6 @@ def _temp_storage_bytes(sig, key_type, threads, items_per_thread, width=32, valu
     ``width`` lanes filling a block of ``threads``."""
     block, n, lanes = _constants(sig, threads, items_per_thread, width)
     return warp_merge_sort_layout(key_type, host_value_type(sig, value_dtype), block, lanes, n)[0].nbytes
-
-
-@device_function
-def _no_fill(keys, rank, valid_items, oob_default, compare):
-    pass
 
 
 @device_function
@@ -163,17 +149,9 @@ def merge_sort(keys, compare, values=None, threads=None, items_per_thread=None, 
         assert (out.reshape(-1, TILE) == -np.sort(-x.reshape(-1, TILE), axis=1)).all()
     """
     sig = Signature("coop.warp.merge_sort")
-    key_type = types.unliteral(sig.items(keys, "keys"))
-    sig.operator(compare, key_type, "compare", arity=2, result_type=types.boolean)
-    value_type = None if is_none(values) else types.unliteral(sig.items(values, "values"))
+    key_type, value_type, partial = sort_arguments(sig, keys, compare, values, valid_items, oob_default)
     with_values = value_type is not None
     block, n, lanes = _constants(sig, threads, items_per_thread, width)
-    partial = not is_none(valid_items)
-    if partial:
-        sig.run_time_int(valid_items, "valid_items")
-        if is_none(oob_default):
-            raise sig.error("oob_default", "is required with valid_items: a key that sorts after every valid key")
-        sig.single_value(oob_default, "oob_default", key_type)
     tile = lanes * n
     layout, slice_bytes = warp_merge_sort_layout(key_type, value_type, block, lanes, n)
     key_step = slice_slots(slice_bytes, key_type)
@@ -189,11 +167,7 @@ def merge_sort(keys, compare, values=None, threads=None, items_per_thread=None, 
     # (a caller's buffer: the warp's first syncwarp precedes its writes; see the module
     # docstring for a block-wide primitive's use of the same array before)
     scratch, _ = storage(sig, temp_storage, layout, owner=(sig.primitive, lanes))
-    sort_own_keys = specialised(odd_even_sort, n=n, with_values=with_values)
-    merge = specialised(merge_sort_through, load_key=loader(key_type),
-                        load_value=loader(value_type) if with_values else None, n=n,
-                        rounds=merge_rounds(lanes), sync=_warp_sync, with_values=with_values)
-    fill = specialised(fill_past_valid, n=n) if partial else _no_fill
+    sort = group_sorter(key_type, value_type, n, lanes, _warp_sync, partial)
     check_keys = size_check(sig.primitive, "keys", exact=True)
     check_values = size_check(sig.primitive, "values", exact=True)
 
@@ -202,17 +176,13 @@ def merge_sort(keys, compare, values=None, threads=None, items_per_thread=None, 
         check_keys(keys, n)
         if with_values:
             check_values(values, n)
-        buffer = scratch(temp_storage)
         lane, mask = logical_warp(lanes)
         warp = block_rank() // lanes
         if partial:
             valid = valid_items
         else:
             valid = tile
-        fill(keys, lane, valid, oob_default, compare)
-        if not partial or n * lane < valid:
-            sort_own_keys(keys, values, compare)
-        indices = cuda.local.array(n, np.int32)
-        merge(keys, values, compare, buffer, warp * key_step, warp * value_step, lane, valid, mask, indices)
+        sort(keys, values, compare, scratch(temp_storage), warp * key_step, warp * value_step, lane, valid,
+             oob_default, mask)
 
     return impl
