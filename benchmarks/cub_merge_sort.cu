@@ -5,7 +5,7 @@
 //   nvcc -O3 -std=c++17 -arch=sm_90 -I$CCCL_INCLUDE benchmarks/cub_merge_sort.cu -o cub_merge_sort
 //   ./cub_merge_sort LOG2N
 //
-// Prints one JSON line per kernel: seconds per launch (median of 20 after 3 warm-ups,
+// Prints one JSON line per kernel: seconds per launch (cub_timing.cuh: median of 20 after 3 warm-ups,
 // events between back-to-back launches), Gkeys/s, registers, shared memory, and whether
 // three tiles came out as the host's stable sort.
 #include <cub/block/block_load.cuh>
@@ -21,14 +21,7 @@
 #include <random>
 #include <vector>
 
-#define CHECK(x)                                                                 \
-  do {                                                                           \
-    cudaError_t status_ = (x);                                                   \
-    if (status_ != cudaSuccess) {                                                \
-      std::fprintf(stderr, "%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(status_)); \
-      std::exit(1);                                                              \
-    }                                                                            \
-  } while (0)
+#include "cub_timing.cuh"
 
 struct Less {
   __device__ bool operator()(int a, int b) const { return a < b; }
@@ -75,30 +68,6 @@ __global__ void __launch_bounds__(WARP_BLOCK_THREADS) warp_sort(const int* keys_
   Sort(temp[warp].sort).Sort(keys, Less());
   __syncwarp();
   Store(temp[warp].store).Store(keys_out + base, keys);
-}
-
-static double median(std::vector<float> ms) {
-  std::sort(ms.begin(), ms.end());
-  size_t n = ms.size();
-  return n % 2 ? ms[n / 2] : 0.5 * (ms[n / 2 - 1] + ms[n / 2]);
-}
-
-template <typename F> static double time_it(F launch) {
-  for (int r = 0; r < 3; ++r) launch();
-  CHECK(cudaDeviceSynchronize());
-  const int reps = 20;
-  std::vector<cudaEvent_t> events(reps + 1);
-  for (auto& e : events) CHECK(cudaEventCreate(&e));
-  CHECK(cudaEventRecord(events[0]));
-  for (int r = 0; r < reps; ++r) {
-    launch();
-    CHECK(cudaEventRecord(events[r + 1]));
-  }
-  CHECK(cudaEventSynchronize(events[reps]));
-  std::vector<float> ms(reps);
-  for (int r = 0; r < reps; ++r) CHECK(cudaEventElapsedTime(&ms[r], events[r], events[r + 1]));
-  for (auto& e : events) CHECK(cudaEventDestroy(e));
-  return median(ms) * 1e-3;
 }
 
 struct Data {

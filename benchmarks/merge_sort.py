@@ -12,18 +12,13 @@ cub::WarpLoad/WarpMergeSort/WarpStore. Timing, checks and cold compile as
 benchmarks/radix_sort.py's. Prints a Markdown table and writes DIR/merge_sort.jsonl.
 """
 
-import argparse
-import json
-import os
 import pathlib
-import subprocess
 import sys
-import tempfile
 
 HERE = pathlib.Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(HERE))
-from radix_sort import compile_cold, load, median_launch_seconds, warm_up  # noqa: E402
+from radix_sort import load, median_launch_seconds, side_by_side, warm_up  # noqa: E402
 
 CONFIGS = [("block", 128, 4), ("block", 256, 8), ("block", 512, 8), ("warp", 32, 4), ("warp", 32, 8)]
 WARP_BLOCK_THREADS = 128
@@ -91,64 +86,10 @@ def time_coop(path, log2n):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--log2n", type=int, default=26)
-    parser.add_argument("--out", default=".")
-    parser.add_argument("--child", nargs=2, metavar=("WHAT", "PATH"), help=argparse.SUPPRESS)
-    args = parser.parse_args(argv)
-    if args.child:
-        what, path = args.child
-        result = compile_cold(path) if what == "compile" else time_coop(pathlib.Path(path), args.log2n)
-        print("RESULT " + json.dumps(result))
-        return 0
-
-    out = pathlib.Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    work = pathlib.Path(tempfile.mkdtemp())
-    include = os.environ.get("CCCL_INCLUDE", "/usr/local/cuda/targets/x86_64-linux/include/cccl")
-    cub_binary = work / "cub_merge_sort"
-    nvcc = subprocess.Popen(["nvcc", "-O3", "-std=c++17", "-arch=sm_90", f"-I{include}",
-                             str(HERE / "cub_merge_sort.cu"), "-o", str(cub_binary)])
-    env = dict(os.environ, PYTHONPATH=f"{REPO}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
-
-    def child(what, path):
-        env_child = dict(env, NUMBA_CACHE_DIR=str(work / "cache" / what / path.stem))
-        done = subprocess.run([sys.executable, __file__, "--log2n", str(args.log2n), "--child", what, str(path)],
-                              env=env_child, capture_output=True, text=True)
-        for line in done.stdout.splitlines():
-            if line.startswith("RESULT "):
-                return json.loads(line[7:])
-        raise RuntimeError(f"{what} {path.name} failed:\n{done.stdout}\n{done.stderr}")
-
-    rows = []
-    for config in CONFIGS:
-        path = module_for(work, config)
-        cold = child("compile", path)
-        timing = child("time", path)
-        rows.append({"impl": "coop", "config": name(*config), "compile_cold_s": cold, **timing})
-        print(json.dumps(rows[-1]), flush=True)
-    if nvcc.wait() != 0:
-        raise SystemExit("nvcc failed")
-    cub = subprocess.run([str(cub_binary), str(args.log2n)], capture_output=True, text=True, check=True)
-    cub_rows = {}
-    for line in cub.stdout.splitlines():
-        row = json.loads(line)
-        config = name(row["level"], row["lanes"], row["items"])
-        cub_rows[config] = {"impl": "cub", "config": config, **row}
-        print(json.dumps(cub_rows[config]), flush=True)
-    with open(out / "merge_sort.jsonl", "w") as f:
-        for row in rows + list(cub_rows.values()):
-            f.write(json.dumps(row) + "\n")
-    print("\n| configuration | coop Gkeys/s | CUB Gkeys/s | coop/CUB | regs coop/CUB | smem coop/CUB (B) "
-          "| coop compile cold (s) | check |")
-    print("|---|--:|--:|--:|--:|--:|--:|---|")
-    for row in rows:
-        c = cub_rows.get(row["config"], {})
-        ratio = row["gkeys"] / c["gkeys"] if c else float("nan")
-        print(f"| {row['config']} | {row['gkeys']:.1f} | {c.get('gkeys', float('nan')):.1f} | **{ratio:.3f}** "
-              f"| {row['regs']}/{c.get('regs')} | {row['smem']}/{c.get('smem')} | {row['compile_cold_s']:.2f} "
-              f"| {row['check']}/{c.get('check')} |")
-    return 0
+    return side_by_side(
+        argv, __doc__.split("\n\n")[0], __file__, CONFIGS, module_for, name, time_coop, "cub_merge_sort.cu",
+        lambda row: name(row["level"], row["lanes"], row["items"]), "merge_sort.jsonl",
+    )
 
 
 if __name__ == "__main__":

@@ -159,8 +159,14 @@ def time_coop(path, log2n):
             "check": "ok" if ok else "MISMATCH"}
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def side_by_side(argv, description, script, configs, module_for, name, time_coop, cub_source, cub_config, out_name):
+    """The driver of a coop-against-CUB sort benchmark: for each configuration, coop's
+    kernel (a module ``module_for(dir, config)`` writes) compiled cold and timed, each in
+    a fresh process (``script --child``, which ``time_coop(path, log2n)`` serves); then
+    the CUB program ``cub_source`` built with nvcc and run, its JSON lines matched to
+    coop's rows by ``cub_config(row)`` (a configuration's ``name``). Prints a Markdown
+    table and writes ``DIR/out_name``."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--log2n", type=int, default=26)
     parser.add_argument("--out", default=".")
     parser.add_argument("--child", nargs=2, metavar=("WHAT", "PATH"), help=argparse.SUPPRESS)
@@ -175,14 +181,14 @@ def main(argv=None):
     out.mkdir(parents=True, exist_ok=True)
     work = pathlib.Path(tempfile.mkdtemp())
     include = os.environ.get("CCCL_INCLUDE", "/usr/local/cuda/targets/x86_64-linux/include/cccl")
-    cub_binary = work / "cub_radix_sort"
-    nvcc = subprocess.Popen(["nvcc", "-O3", "-std=c++17", "-arch=sm_90", f"-I{include}",
-                             str(HERE / "cub_radix_sort.cu"), "-o", str(cub_binary)])
+    cub_binary = work / "cub_sort"
+    nvcc = subprocess.Popen(["nvcc", "-O3", "-std=c++17", "-arch=sm_90", f"-I{include}", str(HERE / cub_source),
+                             "-o", str(cub_binary)])
     env = dict(os.environ, PYTHONPATH=f"{REPO}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
 
     def child(what, path):
         env_child = dict(env, NUMBA_CACHE_DIR=str(work / "cache" / what / path.stem))
-        done = subprocess.run([sys.executable, __file__, "--log2n", str(args.log2n), "--child", what, str(path)],
+        done = subprocess.run([sys.executable, script, "--log2n", str(args.log2n), "--child", what, str(path)],
                               env=env_child, capture_output=True, text=True)
         for line in done.stdout.splitlines():
             if line.startswith("RESULT "):
@@ -190,7 +196,7 @@ def main(argv=None):
         raise RuntimeError(f"{what} {path.name} failed:\n{done.stdout}\n{done.stderr}")
 
     rows = []
-    for config in CONFIGS:
+    for config in configs:
         path = module_for(work, config)
         cold = child("compile", path)
         timing = child("time", path)
@@ -202,14 +208,14 @@ def main(argv=None):
     cub_rows = {}
     for line in cub.stdout.splitlines():
         row = json.loads(line)
-        config = name(row["threads"], row["items"], row["values"], row["descending"])
+        config = cub_config(row)
         cub_rows[config] = {"impl": "cub", "config": config, **row}
         print(json.dumps(cub_rows[config]), flush=True)
-    with open(out / "radix_sort.jsonl", "w") as f:
+    with open(out / out_name, "w") as f:
         for row in rows + list(cub_rows.values()):
             f.write(json.dumps(row) + "\n")
-    print(f"\n| configuration | coop Gkeys/s | CUB Gkeys/s | coop/CUB | regs coop/CUB | smem coop/CUB (B) "
-          f"| coop compile cold (s) | check |")
+    print("\n| configuration | coop Gkeys/s | CUB Gkeys/s | coop/CUB | regs coop/CUB | smem coop/CUB (B) "
+          "| coop compile cold (s) | check |")
     print("|---|--:|--:|--:|--:|--:|--:|---|")
     for row in rows:
         c = cub_rows.get(row["config"], {})
@@ -218,6 +224,13 @@ def main(argv=None):
               f"| {row['regs']}/{c.get('regs')} | {row['smem']}/{c.get('smem')} | {row['compile_cold_s']:.2f} "
               f"| {row['check']}/{c.get('check')} |")
     return 0
+
+
+def main(argv=None):
+    return side_by_side(
+        argv, __doc__.split("\n\n")[0], __file__, CONFIGS, module_for, name, time_coop, "cub_radix_sort.cu",
+        lambda row: name(row["threads"], row["items"], row["values"], row["descending"]), "radix_sort.jsonl",
+    )
 
 
 if __name__ == "__main__":
