@@ -450,11 +450,11 @@ for _name, _threads, _n, _values, _descending in (
     ("float32", 96, 7, True, True),
 ):
     _np_dtype, _nb_type = SCALARS[_name]
-    case(f"block_merge_sort-{_name}-{_threads}x{_n}{'-values' if _values else ''}", (_nb_type[::1], _nb_type[::1]))(
+    case(f"merge_sort-block-{_name}-{_threads}x{_n}{'-values' if _values else ''}", (_nb_type[::1], _nb_type[::1]))(
         block_merge_sort_kernel(_np_dtype, _threads, _n, _values, _descending)
     )
 for _threads, _n, _width, _partial in ((128, 4, 32, False), (256, 8, 32, False), (128, 3, 16, True)):
-    case(f"warp_merge_sort-int32-{_width}x{_n}{'-partial' if _partial else ''}", (types.int32[::1], types.int32[::1]))(
+    case(f"merge_sort-warp-int32-{_width}x{_n}{'-partial' if _partial else ''}", (types.int32[::1], types.int32[::1]))(
         warp_merge_sort_kernel(np.int32, _threads, _n, _width, _partial)
     )
 
