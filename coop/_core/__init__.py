@@ -34,5 +34,7 @@ here import one another without cycles (not even function-level imports):
   warp-striped), guarded spans, direct and vector accesses, ``TileAlgorithm`` and
   ``specialise_tile``.
 - ``radix``: the ordered bits of radix keys (CUB's TwiddleIn/Out) and digit extraction.
+- ``merge``: merge sorting of a group's tile (odd-even sort in registers, merge path,
+  serial merge), what the block and warp merge sorts are built on.
 - ``docs``: shared docstring paragraphs.
 """
