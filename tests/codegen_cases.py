@@ -329,6 +329,38 @@ for _algorithm in ("memoize", "basic"):
     )
 
 
+def radix_sort_shared_kernel(dtype, threads, n):
+    """A user's kernel as CUB's examples write it: one temp_storage for a warp-transpose
+    load, a key-value sort and a warp-transpose store."""
+    T, N = threads, n
+    BYTES = max(
+        coop.block.load.temp_storage_bytes(dtype, T, N, algorithm="warp_transpose"),
+        coop.block.radix_sort.temp_storage_bytes(dtype, T, N, value_dtype=np.int32),
+    )
+
+    @cuda.jit
+    def kernel(x, out):
+        temp = cuda.shared.array(BYTES, np.uint8, alignment=8)
+        base = cuda.blockIdx.x * T * N
+        keys = cuda.local.array(N, dtype)
+        values = cuda.local.array(N, np.int32)
+        coop.block.load(x[base:], keys, threads=T, items_per_thread=N, algorithm="warp_transpose", temp_storage=temp)
+        for j in range(N):
+            values[j] = j
+        coop.block.radix_sort(keys, values, threads=T, items_per_thread=N, temp_storage=temp)
+        for j in range(N):
+            keys[j] += values[j]
+        coop.block.store(out[base:], keys, threads=T, items_per_thread=N, algorithm="warp_transpose",
+                         temp_storage=temp)
+
+    return kernel
+
+
+case("radix_sort-uint32-128x16-temp_storage", (types.uint32[::1], types.uint32[::1]))(
+    radix_sort_shared_kernel(np.uint32, 128, 16)
+)
+
+
 @misuse(
     "radix-sort-complex-keys",
     (types.complex64[::1], types.complex64[::1]),

@@ -13,6 +13,25 @@ ON_GPU = os.environ.get("COOP_TEST_MODE") == "gpu"
 FULL_MATRIX = os.environ.get("COOP_TEST_MATRIX", "full" if ON_GPU else "small") == "full"
 
 
+STATIC_SHARED_BYTES = 48 * 1024
+
+
+def launch_with_dynamic_shared(kernel, blocks, threads, nbytes, *args):
+    """Launch ``kernel`` with ``nbytes`` of dynamic shared memory (its
+    ``cuda.shared.array(0, ...)``), allowing it more than 48 KiB first where it asks for
+    more (as CUDA C++ does with cudaFuncSetAttribute)."""
+    if ON_GPU and nbytes > STATIC_SHARED_BYTES:
+        from numba import typeof
+        from numba.cuda.cudadrv import driver
+        from numba.cuda.cudadrv.driver import binding
+
+        compiled = kernel.compile(tuple(typeof(a) for a in args))
+        function = compiled._codelibrary.get_cufunc()
+        attribute = binding.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+        driver.driver.cuKernelSetAttribute(attribute, nbytes, function.handle, function.device.id)
+    kernel[blocks, threads, 0, nbytes](*args)
+
+
 def expect_link_error(symbol):
     """Arrays too small fail to link naming ``symbol`` where NVVM folds llvm.is.constant
     (coop._core.misuse); elsewhere (CUDA 12's NVVM) they go unchecked: skip."""

@@ -8,7 +8,14 @@ import pytest
 from numba import cuda
 
 import coop
-from helpers import FULL_MATRIX, INTEGER_DTYPES, ON_GPU, assert_equal_exact
+from helpers import (
+    FULL_MATRIX,
+    INTEGER_DTYPES,
+    ON_GPU,
+    STATIC_SHARED_BYTES,
+    assert_equal_exact,
+    launch_with_dynamic_shared,
+)
 from test_radix_keys import reference_ordered, special_keys
 
 KEY_DTYPES = [np.bool_] + INTEGER_DTYPES + [np.float16, np.float32, np.float64]
@@ -30,18 +37,9 @@ def size_of(shape):
     return int(np.prod(shape))
 
 
-def fits(shape, items, key_dtype, value_dtype=np.int32):
-    """Whether the sort's buffer (its counters, or its exchange of keys or of values)
-    fits in a kernel's 48 KiB of static shared memory."""
-    from coop._core.exchange import STATIC_SHARED_LIMIT
-    from coop._core.values import value_type_of
-    from coop.block.radix import sort_layout
-
-    def value_type(dtype):
-        return value_type_of(np.dtype(dtype))
-
-    layout = sort_layout(value_type(key_dtype), value_type(value_dtype), size_of(shape), items, 4)
-    return layout.nbytes <= STATIC_SHARED_LIMIT
+def sort_bytes(shape, items, key_dtype, value_dtype=np.int32, radix_bits=4):
+    """The sort's temp_storage bytes (its ranking, or its exchange of keys or of values)."""
+    return coop.block.radix_sort.temp_storage_bytes(key_dtype, shape, items, value_dtype, radix_bits=radix_bits)
 
 
 def digit_keys(keys, begin, end, descending):
@@ -55,7 +53,8 @@ def digit_keys(keys, begin, end, descending):
     return (np.uint64((1 << (end - begin)) - 1) - field) if descending else field
 
 
-def sort_kernel(shape, n, key_dtype, begin, end, descending, striped, radix_bits):
+def sort_kernel(shape, n, key_dtype, begin, end, descending, striped, radix_bits, dynamic=False):
+    """The sort with its own buffer, or (``dynamic``) with a dynamic shared temp_storage."""
     T, N, KT = shape, n, key_dtype
     THREADS = size_of(shape)
     TILE = THREADS * n
@@ -69,8 +68,14 @@ def sort_kernel(shape, n, key_dtype, begin, end, descending, striped, radix_bits
         for i in range(N):
             keys[i] = x[base + rank * N + i]
             values[i] = rank * N + i
-        coop.block.radix_sort(keys, values, threads=T, items_per_thread=N, begin_bit=begin, end_bit=end,
-                              descending=descending, blocked_to_striped=striped, radix_bits=radix_bits)
+        if dynamic:
+            temp = cuda.shared.array(0, np.uint8)
+            coop.block.radix_sort(keys, values, threads=T, items_per_thread=N, begin_bit=begin, end_bit=end,
+                                  descending=descending, blocked_to_striped=striped, radix_bits=radix_bits,
+                                  temp_storage=temp)
+        else:
+            coop.block.radix_sort(keys, values, threads=T, items_per_thread=N, begin_bit=begin, end_bit=end,
+                                  descending=descending, blocked_to_striped=striped, radix_bits=radix_bits)
         for i in range(N):
             position = i * THREADS + rank if striped else rank * N + i
             out[base + position] = keys[i]
@@ -92,8 +97,14 @@ def check_sort(key_dtype, shape, n, begin=0, end=None, descending=False, striped
     x = np.concatenate([special_keys(key_dtype, rng, tile) for _ in range(blocks)])[: blocks * tile]
     rng.shuffle(x)
     out, positions = np.zeros_like(x), np.zeros(x.size, np.int32)
-    kernel = sort_kernel(shape, n, key_dtype, begin, width if end is None else end, descending, striped, radix_bits)
-    kernel[blocks, launch_shape(shape)](x, out, positions)
+    nbytes = sort_bytes(shape, n, key_dtype, radix_bits=radix_bits)
+    dynamic = nbytes > STATIC_SHARED_BYTES
+    kernel = sort_kernel(shape, n, key_dtype, begin, width if end is None else end, descending, striped, radix_bits,
+                         dynamic)
+    if dynamic:  # more than a kernel's static shared memory: the caller's temp_storage
+        launch_with_dynamic_shared(kernel, blocks, launch_shape(shape), nbytes, x, out, positions)
+    else:
+        kernel[blocks, launch_shape(shape)](x, out, positions)
     for b in range(blocks):
         tile_keys = x[b * tile:(b + 1) * tile]
         order = np.argsort(digit_keys(tile_keys, begin, width if end is None else end, descending), kind="stable")
@@ -121,8 +132,6 @@ def shape_id(shape):
 @pytest.mark.parametrize("n", ITEMS)
 @pytest.mark.parametrize("shape", SHAPES, ids=shape_id)
 def test_radix_sort_shapes(shape, n, key_dtype):
-    if not fits(shape, n, key_dtype):
-        pytest.skip("the tile needs more than 48 KiB of static shared memory (temp_storage= is not taken yet)")
     check_sort(key_dtype, shape, n, seed=n)
 
 
@@ -189,3 +198,71 @@ def test_radix_rank(threads, num_bits, descending, algorithm):
     if descending:
         before = before[::-1]
     assert_equal_exact(prefix[:digits], before.astype(np.int32), "exclusive_digit_prefix")
+
+
+def test_temp_storage_shared_by_load_sort_rank_and_store():
+    """One shared array for a warp-transpose load, a key-value sort, a ranking and a
+    warp-transpose store, as CUB's TempStorage union of the four; no barriers between."""
+    T, N = 64, 3
+    TILE = T * N
+    BYTES = max(
+        coop.block.load.temp_storage_bytes(np.int16, T, N, algorithm="warp_transpose"),
+        coop.block.radix_sort.temp_storage_bytes(np.int16, T, N, value_dtype=np.int32),
+        coop.block.radix_rank.temp_storage_bytes(np.int16, T, 5),
+        coop.block.store.temp_storage_bytes(np.int16, T, N, algorithm="warp_transpose"),
+    )
+
+    @cuda.jit
+    def kernel(x, out, positions, ranks_out):
+        temp = cuda.shared.array(BYTES, np.uint8, alignment=8)
+        t = cuda.threadIdx.x
+        base = cuda.blockIdx.x * TILE
+        keys = cuda.local.array(N, np.int16)
+        values = cuda.local.array(N, np.int32)
+        ranks = cuda.local.array(N, np.int32)
+        coop.block.load(x[base:], keys, threads=T, items_per_thread=N, algorithm="warp_transpose",
+                        temp_storage=temp)
+        for i in range(N):
+            values[i] = t * N + i
+        coop.block.radix_rank(keys, ranks, 3, 5, threads=T, items_per_thread=N, temp_storage=temp)
+        coop.block.radix_sort(keys, values, threads=T, items_per_thread=N, temp_storage=temp)
+        coop.block.store(out[base:], keys, threads=T, items_per_thread=N, algorithm="warp_transpose",
+                         temp_storage=temp)
+        for i in range(N):
+            positions[base + t * N + i] = values[i]
+            ranks_out[base + t * N + i] = ranks[i]
+
+    rng = np.random.default_rng(5)
+    blocks = 2
+    x = rng.integers(-3000, 3000, blocks * TILE).astype(np.int16)
+    out, positions, ranks = np.zeros_like(x), np.zeros(x.size, np.int32), np.zeros(x.size, np.int32)
+    kernel[blocks, T](x, out, positions, ranks)
+    for b in range(blocks):
+        tile = slice(b * TILE, (b + 1) * TILE)
+        # the load is warp-striped to blocked: thread t's items are tile items t*N..t*N+N-1
+        order = np.argsort(x[tile], kind="stable")
+        assert_equal_exact(out[tile], x[tile][order], f"block {b}: keys")
+        assert_equal_exact(positions[tile], order.astype(np.int32), f"block {b}: positions")
+        by_digit = np.argsort(digit_keys(x[tile], 3, 8, False), kind="stable")
+        expected = np.empty(TILE, np.int32)
+        expected[by_digit] = np.arange(TILE)
+        assert_equal_exact(ranks[tile], expected, f"block {b}: ranks")
+
+
+def test_temp_storage_bytes():
+    """The sizes are those of the layouts the primitives use, and grow with what they
+    hold: a ranking's with the digit, a sort's with values and items."""
+    from coop.block.radix import rank_layout
+
+    assert coop.block.radix_rank.temp_storage_bytes(np.uint32, 128, 4) == rank_layout(128, 4).nbytes
+    assert coop.block.radix_rank.temp_storage_bytes(np.uint8, 128, 6) > coop.block.radix_rank.temp_storage_bytes(
+        np.uint8, 128, 4)
+    keys_only = coop.block.radix_sort.temp_storage_bytes(np.uint32, 128, 4)
+    assert keys_only >= 128 * 4 * 4
+    assert coop.block.radix_sort.temp_storage_bytes(np.uint32, 128, 4, value_dtype=np.float64) >= 128 * 4 * 8
+    assert coop.block.radix_sort.temp_storage_bytes(np.uint32, 128, 4, radix_bits=6) > keys_only
+    assert coop.block.radix_sort.temp_storage_bytes(np.uint32, 128, 16) > keys_only
+    with pytest.raises(coop.CoopError, match="radix_sort.temp_storage_bytes: dtype must hold radix keys"):
+        coop.block.radix_sort.temp_storage_bytes(np.complex64, 128, 4)
+    with pytest.raises(coop.CoopError, match="radix_rank.temp_storage_bytes: num_bits must be from 1 to 8"):
+        coop.block.radix_rank.temp_storage_bytes(np.uint32, 128, 9)

@@ -10,7 +10,7 @@ and float64, ordered as ``coop._core.radix`` describes (floats: -0.0 sorts equal
   digit (``num_bits`` bits from ``begin_bit``) of its ordered bits. CUB's
   RADIX_RANK_MEMOIZE (``algorithm="memoize"``) and RADIX_RANK_BASIC (``"basic"``):
   each thread counts its keys' digits in 16-bit counters of its own in shared memory,
-  a block-wide exclusive sum (``coop.block.exclusive_sum``, "warp_scans") turns the
+  a block-wide exclusive sum (``coop.block.scan``'s "warp_scans") turns the
   counters into digit offsets, and each key's rank is its digit's offset plus the keys
   of that digit before it.
 - ``radix_sort`` sorts the tile, stably, with one ranking and one scatter
@@ -19,11 +19,12 @@ and float64, ordered as ``coop._core.radix`` describes (floats: -0.0 sorts equal
 
 ``threads`` and ``items_per_thread`` are compile-time constants, ``T*N`` at most 65535
 (the counters are 16-bit, as CUB's). Barriers: each call synchronises the block as it
-needs; consecutive calls need no barrier between them. Shared memory (static, at most
-48 KiB a kernel; ``temp_storage=`` is not taken yet): the ranking's counters
-(``(2**(num_bits - 1) + 1) * T`` 32-bit words) and the block scan's scratch; the sort
-keeps its counters and its exchanges of keys and of values in one buffer (the largest of
-the three, as CUB's TempStorage union), plus the scan's scratch.
+needs; consecutive calls need no barrier between them. Shared memory: the ranking's
+counters (``(2**(num_bits - 1) + 1) * T`` 32-bit words) after the block scan's scratch;
+the sort keeps the ranking's and its exchanges of keys and of values in one buffer (the
+largest of the three, as CUB's TempStorage union). Each primitive has a static buffer of
+its own (at most 48 KiB a kernel), or takes the caller's ``temp_storage=`` (sized with
+its ``temp_storage_bytes``).
 """
 
 import numpy as np
@@ -33,10 +34,11 @@ from coop._core import radix
 from coop._core.backend import cuda
 from coop._core.exchange import STATIC_SHARED_LIMIT, rank_items, required_items_per_thread, required_threads
 from coop._core.misuse import size_check
-from coop._core.scratch import Region, Union, allocator, block_rank, loader, storage, store
+from coop._core.scratch import Region, Struct, Union, block_rank, loader, storage, store
 from coop._core.specialize import Signature, device_function, is_none, primitive
+from coop._core.values import value_type_of, check_dtype
 from coop.block.exchange import exchange_layout, exchanger
-from coop.block.scan import exclusive_sum
+from coop.block.scan import exclusive_sum_in_scratch
 
 __all__ = ["radix_rank", "radix_sort"]
 
@@ -55,10 +57,17 @@ def counters_layout(radix_bits, threads):
     return Region("counters", types.uint32, ((1 << max(radix_bits - 1, 0)) + 1) * threads)
 
 
+def rank_layout(threads, radix_bits):
+    """The ranking's scratch, as CUB's BlockRadixRank TempStorage: the block scan's (at
+    the start, where ``exclusive_sum_in_scratch`` keeps it), then the counters."""
+    scan, _ = exclusive_sum_in_scratch(types.uint32, threads)
+    return Struct("rank", Region("scan", types.uint32, scan.bytes // 4), counters_layout(radix_bits, threads))
+
+
 def sort_layout(key_type, value_type, threads, items_per_thread, radix_bits):
-    """The sort's scratch, as CUB's TempStorage union: the counters, then the exchange of
-    the keys' ordered bits, then (``value_type`` not None) the values' exchange."""
-    phases = [counters_layout(radix_bits, threads),
+    """The sort's scratch, as CUB's TempStorage union: the ranking's, then the exchange
+    of the keys' ordered bits, then (``value_type`` not None) the values' exchange."""
+    phases = [rank_layout(threads, radix_bits),
               exchange_layout(radix.bits_type(key_type), threads, items_per_thread, name="keys")]
     if value_type is not None:
         phases.append(exchange_layout(value_type, threads, items_per_thread, name="values"))
@@ -68,8 +77,9 @@ def sort_layout(key_type, value_type, threads, items_per_thread, radix_bits):
 def _check_radix_bits(sig, radix_bits, param, threads):
     if radix_bits < 1 or radix_bits > MAX_RADIX_BITS:
         raise sig.error(param, f"must be from 1 to {MAX_RADIX_BITS}, got {radix_bits}")
-    needed = counters_layout(radix_bits, threads).nbytes
+    needed = rank_layout(threads, radix_bits).nbytes
     if needed > STATIC_SHARED_LIMIT:
+        # (also what keeps a counter's index in 16 bits, see ranker)
         raise sig.error(
             param,
             f"{radix_bits} needs {needed} bytes of digit counters in blocks of {threads} threads: more "
@@ -86,48 +96,47 @@ def _check_tile(sig, threads, items_per_thread):
         )
 
 
-def ranker(sig, key_type, threads, items_per_thread, radix_bits, descending, memoize, with_digit_prefix,
-           temp_storage):
+def ranker(key_type, threads, items_per_thread, radix_bits, descending, memoize, with_digit_prefix, layout):
     """``(rank, tracked)``: a device function ``rank(ordered, ranks, begin_bit, pass_bits,
-    digit_prefix, temp_storage)`` ranking the thread's ``items_per_thread`` ordered bits
-    of ``key_type`` keys by the digit of ``pass_bits`` (at most ``radix_bits``) bits from
+    digit_prefix, buffer)`` ranking the thread's ``items_per_thread`` ordered bits of
+    ``key_type`` keys by the digit of ``pass_bits`` (at most ``radix_bits``) bits from
     ``begin_bit`` into ``ranks``, and, where ``with_digit_prefix``, writing the tile's
     count of keys of smaller digits for the ``tracked`` digits the thread tracks to
-    ``digit_prefix``. Its counters live in ``temp_storage`` (a type; none: a buffer of
-    their own)."""
+    ``digit_prefix``. Its scratch is ``rank_layout``'s, at the start of ``buffer``
+    (``layout``: the buffer's whole layout, which holds it as ``"rank"`` or is it).
+    It needs the block synchronised before it if the buffer's memory was used since the
+    previous ranking's end."""
     digit_of = radix.digit(key_type)
     log_lanes = max(radix_bits - 1, 0)
     lanes = 1 << log_lanes
     padded_lanes = lanes + 1
     digits = 1 << radix_bits
     tracked = max(1, -(-digits // threads))
-    counters, _ = storage(sig, temp_storage, counters_layout(radix_bits, threads),
-                          owner=(sig.primitive, "counters", radix_bits))
+    base = layout.slot("counters" if layout.name == "rank" else "rank.counters")
+    _, exclusive_sum = exclusive_sum_in_scratch(types.uint32, threads)
     load = loader(types.uint32)
     n = items_per_thread
 
-    def rank(ordered, ranks, begin_bit, pass_bits, digit_prefix, temp_storage):
-        buffer = counters(temp_storage)
+    def rank(ordered, ranks, begin_bit, pass_bits, digit_prefix, buffer):
         # 32-bit arithmetic, as CUB's: Numba computes integers in 64 bits (two
         # instructions per add or shift); each result cut back to 32 bits lets NVVM narrow
         # the operation itself
         tid = U32(block_rank())
-        # This thread's counters: 16-bit counter `sub` of word `lane * threads + tid`.
-        # No barrier first: the previous call's last reads were of these same words (a
-        # caller sharing the buffer with other phases synchronises before the call).
+        # This thread's counters: 16-bit counter `sub` of word `base + lane * threads +
+        # tid`. No barrier first: the previous call's last reads were of these same words
+        # (a caller sharing the buffer with other phases synchronises before the call).
         for lane in range(padded_lanes):
-            store(buffer, U32(lane * threads + tid), U32(0))
+            store(buffer, U32(base + lane * threads + tid), U32(0))
         # per key, one register: its counter (word * 2 + sub) above 16 bits, and the
         # count of the thread's keys of its digit before it (its prefix) below; word * 2
-        # + sub fits 16 bits while the counters fit the 48 KiB checked (12288 words):
-        # counters in a larger temp_storage would need two registers
+        # + sub fits 16 bits while the scan and counters fit the 48 KiB checked
         counted = cuda.local.array(n, np.uint32)
         for i in range(n):
             digit = digit_of(ordered[i], begin_bit, pass_bits)
             if descending:
                 digit = U32(digits - 1 - digit)
             sub = U32(digit >> log_lanes)
-            word = U32((digit & (lanes - 1)) * threads + tid)
+            word = U32(base + (digit & (lanes - 1)) * threads + tid)
             shift = U32(sub * COUNTER_BITS)
             packed = load(buffer, word)
             store(buffer, word, U32(packed + (U32(1) << shift)))
@@ -135,13 +144,13 @@ def ranker(sig, key_type, threads, items_per_thread, radix_bits, descending, mem
         cuda.syncthreads()
         # Scan the counters in memory order (lane by lane, thread by thread; low halves,
         # then high halves): each thread rakes a segment of consecutive words.
-        first = U32(tid * padded_lanes)
+        first = U32(base + tid * padded_lanes)
         cache = cuda.local.array(padded_lanes, np.uint32)
         partial = np.uint32(0)
         for i in range(padded_lanes):
             cache[i] = load(buffer, U32(first + i))
             partial = np.uint32(partial + cache[i])
-        exclusive, total = exclusive_sum(partial, threads=threads, algorithm="warp_scans", return_aggregate=True)
+        exclusive, total = exclusive_sum(partial, buffer)
         # the high halves come after every low half: add the low halves' total to them
         running = np.uint32(exclusive + (total << COUNTER_BITS))
         for i in range(padded_lanes):
@@ -159,7 +168,7 @@ def ranker(sig, key_type, threads, items_per_thread, radix_bits, descending, mem
                 if bin_index < digits:
                     if descending:
                         bin_index = digits - 1 - bin_index
-                    word = (bin_index & (lanes - 1)) * threads  # thread 0's counter in the lane
+                    word = base + (bin_index & (lanes - 1)) * threads  # thread 0's counter in the lane
                     shift = (bin_index >> log_lanes) * COUNTER_BITS
                     digit_prefix[track] = (load(buffer, word) >> shift) & 0xFFFF
             # the next call's threads reset thread 0's counters, read here by everyone
@@ -168,20 +177,15 @@ def ranker(sig, key_type, threads, items_per_thread, radix_bits, descending, mem
     return device_function(rank), tracked
 
 
-def _key_type(sig, keys, param="keys"):
-    key_type = sig.items(keys, param)
+def _check_key_type(sig, key_type, param):
     if not radix.is_key_type(key_type):
         raise sig.error(param, f"must hold radix keys ({radix.KEY_TYPE_NAMES}), got {key_type}")
+
+
+def _key_type(sig, keys, param="keys"):
+    key_type = sig.items(keys, param)
+    _check_key_type(sig, key_type, param)
     return types.unliteral(key_type)
-
-
-def _no_temp_storage(sig, temp_storage):
-    if not is_none(temp_storage):
-        raise sig.error(
-            "temp_storage",
-            "is not taken yet by the radix primitives: leave it out (each call uses static shared "
-            "memory of its own)",
-        )
 
 
 def _to_ordered_items(key_type, n):
@@ -197,7 +201,33 @@ def _to_ordered_items(key_type, n):
     return device_function(fill), np.dtype("uint%d" % radix.key_bits(key_type))
 
 
-@primitive("coop.block.radix_rank", group="block", uniform=("begin_bit",))
+def _rank_temp_storage_bytes(sig, key_type, threads, num_bits):
+    """Bytes a ``temp_storage=`` array needs for a ranking of ``key_dtype`` keys by
+    ``num_bits``-bit digits in blocks of ``threads``."""
+    _check_key_type(sig, key_type, "dtype")
+    block = required_threads(sig, threads)
+    bits = sig.constant_int(num_bits, "num_bits")
+    _check_radix_bits(sig, bits, "num_bits", block)
+    return rank_layout(block, bits).nbytes
+
+
+def _sort_temp_storage_bytes(sig, key_type, threads, items_per_thread, value_dtype=None, radix_bits=4):
+    """Bytes a ``temp_storage=`` array needs for a sort of ``key_dtype`` keys (and
+    ``value_dtype`` values), ``items_per_thread`` per thread, in blocks of ``threads``,
+    ``radix_bits`` bits a pass."""
+    _check_key_type(sig, key_type, "dtype")
+    block = required_threads(sig, threads)
+    n = required_items_per_thread(sig, items_per_thread)
+    bits = sig.constant_int(radix_bits, "radix_bits")
+    _check_radix_bits(sig, bits, "radix_bits", block)
+    value_type = None
+    if value_dtype is not None:
+        value_type = value_type_of(value_dtype)
+        check_dtype(value_type, sig, "value_dtype")
+    return sort_layout(key_type, value_type, block, n, bits).nbytes
+
+
+@primitive("coop.block.radix_rank", _rank_temp_storage_bytes, group="block", uniform=("begin_bit",))
 def radix_rank(keys, ranks, begin_bit, num_bits, threads=None, items_per_thread=None, descending=False,
                algorithm="memoize", exclusive_digit_prefix=None, temp_storage=None):
     """Rank a block's keys by one radix digit (CUB BlockRadixRank::RankKeys): each key's
@@ -230,8 +260,10 @@ def radix_rank(keys, ranks, begin_bit, num_bits, threads=None, items_per_thread=
         Receives, for the digits this thread tracks (thread ``r`` tracks digits
         ``r*B .. r*B+B-1`` with ``B = max(1, ceil(2**num_bits / threads))``; array length
         ``B``), the count of the tile's keys ranked before that digit's keys.
-    temp_storage : None
-        Not taken yet (each call uses static shared memory of its own).
+    temp_storage : shared array, optional
+        {temp_storage}
+        Size: ``coop.block.radix_rank.temp_storage_bytes(key_dtype, threads,
+        num_bits)``.
 
     Returns
     -------
@@ -242,8 +274,8 @@ def radix_rank(keys, ranks, begin_bit, num_bits, threads=None, items_per_thread=
     --------
     {block_barriers}
 
-    Here: two ``cuda.syncthreads()`` and those of the block scan of the counters;
-    one more with ``exclusive_digit_prefix``.
+    Here: three ``cuda.syncthreads()``; one more with ``exclusive_digit_prefix``, and
+    one more with ``temp_storage``.
 
     Notes
     -----
@@ -291,8 +323,9 @@ def radix_rank(keys, ranks, begin_bit, num_bits, threads=None, items_per_thread=
     with_prefix = not is_none(exclusive_digit_prefix)
     if with_prefix:
         rank_items(sig, exclusive_digit_prefix, "exclusive_digit_prefix")
-    _no_temp_storage(sig, temp_storage)
-    rank, tracked = ranker(sig, key_type, block, n, bits, is_descending, memoize, with_prefix, types.none)
+    layout = rank_layout(block, bits)
+    scratch, users_buffer = storage(sig, temp_storage, layout, owner=(sig.primitive, bits))
+    rank, tracked = ranker(key_type, block, n, bits, is_descending, memoize, with_prefix, layout)
     fill_ordered, bits_dtype = _to_ordered_items(key_type, n)
     check_keys = size_check(sig.primitive, "keys", exact=True)
     check_ranks = size_check(sig.primitive, "ranks", exact=True)
@@ -306,12 +339,15 @@ def radix_rank(keys, ranks, begin_bit, num_bits, threads=None, items_per_thread=
             check_prefix(exclusive_digit_prefix, tracked)
         ordered = cuda.local.array(n, bits_dtype)
         fill_ordered(keys, ordered)
-        rank(ordered, ranks, begin_bit, bits, exclusive_digit_prefix, None)
+        buffer = scratch(temp_storage)
+        if users_buffer:
+            cuda.syncthreads()  # other primitives may still be reading the caller's buffer
+        rank(ordered, ranks, begin_bit, bits, exclusive_digit_prefix, buffer)
 
     return impl
 
 
-@primitive("coop.block.radix_sort", group="block", uniform=("begin_bit", "end_bit"))
+@primitive("coop.block.radix_sort", _sort_temp_storage_bytes, group="block", uniform=("begin_bit", "end_bit"))
 def radix_sort(keys, values=None, threads=None, items_per_thread=None, begin_bit=0, end_bit=None,
                descending=False, blocked_to_striped=False, radix_bits=4, temp_storage=None):
     """Sort a block's tile of keys, and values with them (CUB BlockRadixSort::Sort,
@@ -343,8 +379,12 @@ def radix_sort(keys, values=None, threads=None, items_per_thread=None, begin_bit
         (CUB's SortBlockedToStriped), ready for a coalesced striped store.
     radix_bits : int, compile-time constant, default 4
         Bits sorted per pass, 1 to 8 (CUB's RADIX_BITS).
-    temp_storage : None
-        Not taken yet (each call uses static shared memory of its own).
+    temp_storage : shared array, optional
+        {temp_storage}
+        Size: ``coop.block.radix_sort.temp_storage_bytes(key_dtype, threads,
+        items_per_thread, value_dtype=None, radix_bits=4)``. A tile whose buffer exceeds
+        the 48 KiB of static shared memory needs one: a dynamic shared array
+        (``cuda.shared.array(0, np.uint8)``, its size given at launch).
 
     Returns
     -------
@@ -411,23 +451,24 @@ def radix_sort(keys, values=None, threads=None, items_per_thread=None, begin_bit
         raise sig.error("end_bit", f"must not be below begin_bit ({begin}), got {end}")
     is_descending = sig.constant_bool(descending, "descending")
     striped = sig.constant_bool(blocked_to_striped, "blocked_to_striped")
-    _no_temp_storage(sig, temp_storage)
 
-    # One buffer for the phases, as CUB's TempStorage union: the counters, then the keys'
+    # One buffer for the phases, as CUB's TempStorage union: the ranking, then the keys'
     # exchange, then the values'.
     bits_type = radix.bits_type(key_type)
     layout = sort_layout(key_type, value_type, block, n, bits)
     union_bytes = layout.nbytes
-    if union_bytes > STATIC_SHARED_LIMIT:
+    if is_none(temp_storage) and union_bytes > STATIC_SHARED_LIMIT:
         raise sig.error(
             "items_per_thread",
             f"makes a tile of {block} x {n} keys{' and values' if with_values else ''}, {union_bytes} bytes "
             f"of shared memory: more than the {STATIC_SHARED_LIMIT} bytes of static shared memory a kernel "
-            "may have",
+            "may have; pass a temp_storage= array",
         )
-    allocate = allocator(layout, owner=(sig.primitive, "union"))
+    # (a caller's buffer needs no barrier of its own: each pass starts with one)
+    scratch, _ = storage(sig, temp_storage, layout, owner=(sig.primitive, "union"))
+    # the phases get the buffer itself (a caller's, for them: each waits before writing)
     shared = types.Array(types.uint64, 1, "C")
-    rank, _ = ranker(sig, key_type, block, n, bits, is_descending, True, False, shared)
+    rank, _ = ranker(key_type, block, n, bits, is_descending, True, False, layout)
     last_form = "scatter_to_striped" if striped else "scatter_to_blocked"
     scatter_keys = exchanger(sig, "scatter_to_blocked", bits_type, block, n, shared)
     scatter_keys_last = exchanger(sig, last_form, bits_type, block, n, shared)
@@ -450,7 +491,7 @@ def radix_sort(keys, values=None, threads=None, items_per_thread=None, begin_bit
         ordered = cuda.local.array(n, bits_dtype)
         fill_ordered(keys, ordered)
         ranks = cuda.local.array(n, np.int32)
-        buffer = allocate(None)
+        buffer = scratch(temp_storage)
         bit = begin_bit
         end = end_of(end_bit)
         while True:

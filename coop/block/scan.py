@@ -67,13 +67,15 @@ __all__ = ["inclusive_scan", "exclusive_scan", "inclusive_sum", "exclusive_sum"]
 
 
 @device_function
-def scan_warp_scans(x, op, convert, up, idx, buffer, load, threads, cache):
-    """CUB's BLOCK_SCAN_WARP_SCANS."""
+def scan_warp_scans(x, op, convert, up, idx, buffer, load, threads, cache, lead_barrier):
+    """CUB's BLOCK_SCAN_WARP_SCANS. ``lead_barrier``: wait first for the previous
+    call's reads of the scratch (False: the caller synchronised the block since)."""
     rank = block_rank()
     warp = rank >> 5
     lane = rank & 31
     inclusive = inclusive_scan_lanes(x, op, convert, FULL_MASK, 32)
-    cuda.syncthreads()  # the previous call's reads of the scratch are done
+    if lead_barrier:
+        cuda.syncthreads()
     if lane == min(31, threads - 1 - warp * 32):
         store(buffer, warp, inclusive)
     cuda.syncthreads()
@@ -169,6 +171,28 @@ ALGORITHMS = {
 }
 
 
+def exclusive_sum_in_scratch(dtype, threads):
+    """A building block for primitives that keep a block scan's scratch in a layout of
+    their own: ``(layout, exclusive_sum)``, where ``exclusive_sum(x, buffer) ->
+    (exclusive, aggregate)`` sums one ``dtype`` value per thread over a block of
+    ``threads`` (rank 0's exclusive sum is 0), CUB's BLOCK_SCAN_WARP_SCANS, through
+    ``layout`` placed at the start of ``buffer``. It needs the block synchronised
+    before it (the caller's last access to ``layout``'s memory is over) and leaves no
+    barrier to the caller after it."""
+    layout = warp_scans_scratch(dtype, threads)
+    convert = converter(dtype)
+    scan_block = specialised(scan_warp_scans, op=add, convert=convert, up=shuffler(UP, 32), idx=shuffler(IDX, 32),
+                             load=loader(dtype), threads=threads, cache=None, lead_barrier=False)
+
+    def exclusive_sum(x, buffer):
+        exclusive, aggregate = scan_block(x, buffer)
+        if block_rank() == 0:
+            exclusive = convert(0)
+        return exclusive, aggregate
+
+    return layout, device_function(exclusive_sum)
+
+
 def temp_storage_bytes(sig, value_type, threads, algorithm="raking"):
     """Bytes a ``temp_storage=`` array needs for this scan of ``dtype`` values in blocks
     of ``threads``: size ``cuda.shared.array(BYTES, np.uint8, alignment=8)`` with it (or
@@ -221,6 +245,8 @@ def _specialise_scan(sig, value, op, initial, output, prefix_op, prefix_state, t
     # the algorithm with these constants bound (and the block size, if given)
     known = block is not None
     constants = dict(convert=convert, up=up, idx=idx, load=load, **({} if memoize else {"cache": None}))
+    if chosen.function is scan_warp_scans:
+        constants["lead_barrier"] = True
     scan_block = specialised(chosen.function, **constants, **({"threads": block} if known else {}))
 
     # One function per specialisation: the variant (items or one value, inclusive or
