@@ -6,7 +6,7 @@ WarpMergeSort, side by side on one GPU.
 Per-tile sort of int32 keys (2^26 by default) with ``<``, as a user would write it: block
 sorts 128x4, 256x8, 512x8 between "warp_transpose" block loads and stores; warp sorts
 32x4, 32x8 (four logical warps of 32 lanes a block) between "transpose" warp loads and
-stores. The CUB side (benchmarks/cub_merge_sort.cu, built here with nvcc) is the same
+stores; the three calls of a kernel share one ``temp_storage`` array. The CUB side (benchmarks/cub_merge_sort.cu, built here with nvcc) is the same
 kernels with cub::BlockLoad/BlockMergeSort/BlockStore (one TempStorage union) and
 cub::WarpLoad/WarpMergeSort/WarpStore. Timing, checks and cold compile as
 benchmarks/radix_sort.py's. Prints a Markdown table and writes DIR/merge_sort.jsonl.
@@ -35,18 +35,32 @@ TILE = LANES * ITEMS        # the keys one sort sorts
 BLOCK_KEYS = THREADS * ITEMS
 
 
+if LEVEL == "block":
+    TEMP_BYTES = max(coop.block.load.temp_storage_bytes(np.int32, THREADS, ITEMS, algorithm="warp_transpose"),
+                     coop.block.merge_sort.temp_storage_bytes(np.int32, THREADS, ITEMS))
+else:
+    TEMP_BYTES = max(coop.warp.load.temp_storage_bytes(np.int32, THREADS, ITEMS, algorithm="transpose"),
+                     coop.warp.merge_sort.temp_storage_bytes(np.int32, THREADS, ITEMS))
+
+
 def sort_tiles(keys_in, keys_out):
+    temp = cuda.shared.array(TEMP_BYTES, np.uint8, alignment=16)
     keys = cuda.local.array(ITEMS, np.int32)
     if LEVEL == "block":
         base = cuda.blockIdx.x * BLOCK_KEYS
-        coop.block.load(keys_in[base:], keys, threads=THREADS, items_per_thread=ITEMS, algorithm="warp_transpose")
-        coop.block.merge_sort(keys, operator.lt, threads=THREADS, items_per_thread=ITEMS)
-        coop.block.store(keys_out[base:], keys, threads=THREADS, items_per_thread=ITEMS, algorithm="warp_transpose")
+        coop.block.load(keys_in[base:], keys, threads=THREADS, items_per_thread=ITEMS, algorithm="warp_transpose",
+                        temp_storage=temp)
+        coop.block.merge_sort(keys, operator.lt, threads=THREADS, items_per_thread=ITEMS, temp_storage=temp)
+        coop.block.store(keys_out[base:], keys, threads=THREADS, items_per_thread=ITEMS, algorithm="warp_transpose",
+                         temp_storage=temp)
     else:
+        # (each warp uses its own part of the array: the warp primitives need no block barrier)
         base = cuda.blockIdx.x * BLOCK_KEYS + (cuda.threadIdx.x // LANES) * TILE
-        coop.warp.load(keys_in[base:], keys, threads=THREADS, items_per_thread=ITEMS, algorithm="transpose")
-        coop.warp.merge_sort(keys, operator.lt, threads=THREADS, items_per_thread=ITEMS)
-        coop.warp.store(keys_out[base:], keys, threads=THREADS, items_per_thread=ITEMS, algorithm="transpose")
+        coop.warp.load(keys_in[base:], keys, threads=THREADS, items_per_thread=ITEMS, algorithm="transpose",
+                       temp_storage=temp)
+        coop.warp.merge_sort(keys, operator.lt, threads=THREADS, items_per_thread=ITEMS, temp_storage=temp)
+        coop.warp.store(keys_out[base:], keys, threads=THREADS, items_per_thread=ITEMS, algorithm="transpose",
+                        temp_storage=temp)
 
 
 SIGNATURE = "void(int32[::1], int32[::1])"

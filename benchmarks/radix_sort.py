@@ -3,7 +3,8 @@
     python benchmarks/radix_sort.py [--log2n 26] [--out DIR]
 
 Per-tile sort of uint32 keys (2^26 by default), as a user would write it: a
-"warp_transpose" block load, the sort, a "warp_transpose" store; configurations 128x1,
+"warp_transpose" block load, the sort, a "warp_transpose" store, sharing one
+``temp_storage`` array (as CUB's kernels share one TempStorage union); configurations 128x1,
 128x4, 128x16, 256x4, 256x8, 512x8, plus 256x8 with uint32 values and 256x8 descending.
 The CUB side (benchmarks/cub_radix_sort.cu, built here with nvcc) is the same kernel with
 cub::BlockLoad/BlockRadixSort/BlockStore and one TempStorage union. Both are timed alike
@@ -43,23 +44,32 @@ import coop
 
 THREADS, ITEMS, VALUES, DESCENDING = {threads}, {items}, {values}, {descending}
 TILE = THREADS * ITEMS
+TEMP_BYTES = max(
+    coop.block.load.temp_storage_bytes(np.uint32, THREADS, ITEMS, algorithm="warp_transpose"),
+    coop.block.radix_sort.temp_storage_bytes(np.uint32, THREADS, ITEMS, value_dtype=np.uint32 if VALUES else None),
+)
 
 
 def sort_tiles(keys_in, keys_out, values_in, values_out):
+    temp = cuda.shared.array(TEMP_BYTES, np.uint8, alignment=16)
     keys = cuda.local.array(ITEMS, np.uint32)
     values = cuda.local.array(ITEMS, np.uint32)
     base = cuda.blockIdx.x * TILE
-    coop.block.load(keys_in[base:], keys, threads=THREADS, items_per_thread=ITEMS, algorithm="warp_transpose")
+    coop.block.load(keys_in[base:], keys, threads=THREADS, items_per_thread=ITEMS, algorithm="warp_transpose",
+                    temp_storage=temp)
     if VALUES:
         coop.block.load(values_in[base:], values, threads=THREADS, items_per_thread=ITEMS,
-                        algorithm="warp_transpose")
-        coop.block.radix_sort(keys, values, threads=THREADS, items_per_thread=ITEMS, descending=DESCENDING)
+                        algorithm="warp_transpose", temp_storage=temp)
+        coop.block.radix_sort(keys, values, threads=THREADS, items_per_thread=ITEMS, descending=DESCENDING,
+                              temp_storage=temp)
     else:
-        coop.block.radix_sort(keys, threads=THREADS, items_per_thread=ITEMS, descending=DESCENDING)
-    coop.block.store(keys_out[base:], keys, threads=THREADS, items_per_thread=ITEMS, algorithm="warp_transpose")
+        coop.block.radix_sort(keys, threads=THREADS, items_per_thread=ITEMS, descending=DESCENDING,
+                              temp_storage=temp)
+    coop.block.store(keys_out[base:], keys, threads=THREADS, items_per_thread=ITEMS, algorithm="warp_transpose",
+                     temp_storage=temp)
     if VALUES:
         coop.block.store(values_out[base:], values, threads=THREADS, items_per_thread=ITEMS,
-                         algorithm="warp_transpose")
+                         algorithm="warp_transpose", temp_storage=temp)
 
 
 SIGNATURE = "void(uint32[::1], uint32[::1], uint32[::1], uint32[::1])"
