@@ -349,6 +349,35 @@ else:
         return load
 
 
+# 16-bit counters read and written two at a time, as one 32-bit word (CUB's
+# PackedCounter): slot ``index`` (even) in the low half, ``index + 1`` in the high half.
+if SIMULATOR:
+
+    def load_pair(buffer, index):
+        """The 16-bit slots ``index`` and ``index + 1`` as one 32-bit word."""
+        low, high = buffer[index], buffer[index + 1]
+        return np.uint32((0 if low is None else int(low)) | (0 if high is None else int(high)) << 16)
+
+    def store_pair(buffer, index, value):
+        """Write a 32-bit word to the 16-bit slots ``index`` and ``index + 1``."""
+        value = int(value)
+        buffer[index] = np.uint16(value & 0xFFFF)
+        buffer[index + 1] = np.uint16(value >> 16)
+
+else:
+    _load_word = loader(types.uint32)
+
+    @device_function
+    def load_pair(buffer, index):
+        """The 16-bit slots ``index`` and ``index + 1`` as one 32-bit word."""
+        return _load_word(buffer, index >> 1)
+
+    @device_function
+    def store_pair(buffer, index, value):
+        """Write a 32-bit word to the 16-bit slots ``index`` and ``index + 1``."""
+        store(buffer, index >> 1, value)
+
+
 if SIMULATOR:
 
     def block_rank():

@@ -34,7 +34,7 @@ from coop._core import radix
 from coop._core.backend import cuda
 from coop._core.exchange import STATIC_SHARED_LIMIT, rank_items, required_items_per_thread, required_threads
 from coop._core.misuse import size_check
-from coop._core.scratch import Region, Struct, Union, block_rank, loader, storage, store
+from coop._core.scratch import Region, Struct, Union, block_rank, load_pair, loader, storage, store, store_pair
 from coop._core.specialize import Signature, device_function, is_none, primitive
 from coop._core.values import value_type_of, check_dtype
 from coop.block.exchange import exchange_layout, exchanger
@@ -52,16 +52,19 @@ MAX_RADIX_BITS = 8
 
 
 def counters_layout(radix_bits, threads):
-    """The ranking's digit counters: ``2**(radix_bits - 1)`` counter lanes of 32-bit words
-    (two 16-bit counters) per thread, plus a padding lane (CUB's PADDED_COUNTER_LANES)."""
-    return Region("counters", types.uint32, ((1 << max(radix_bits - 1, 0)) + 1) * threads)
+    """The ranking's 16-bit digit counters: ``2**(radix_bits - 1)`` counter lanes of
+    32-bit words (two counters) per thread, plus a padding lane (CUB's
+    PADDED_COUNTER_LANES)."""
+    return Region("counters", types.uint16, 2 * ((1 << max(radix_bits - 1, 0)) + 1) * threads)
 
 
 def rank_layout(threads, radix_bits):
     """The ranking's scratch, as CUB's BlockRadixRank TempStorage: the block scan's (at
     the start, where ``exclusive_sum_in_scratch`` keeps it), then the counters."""
     scan, _ = exclusive_sum_in_scratch(types.uint32, threads)
-    return Struct("rank", Region("scan", types.uint32, scan.bytes // 4), counters_layout(radix_bits, threads))
+    layout = Struct("rank", Region("scan", types.uint32, scan.bytes // 4), counters_layout(radix_bits, threads))
+    assert layout.offset("counters") % 4 == 0  # read as 32-bit words too
+    return layout
 
 
 def sort_layout(key_type, value_type, threads, items_per_thread, radix_bits):
@@ -112,9 +115,10 @@ def ranker(key_type, threads, items_per_thread, radix_bits, descending, memoize,
     padded_lanes = lanes + 1
     digits = 1 << radix_bits
     tracked = max(1, -(-digits // threads))
+    # the counters' first 16-bit slot
     base = layout.slot("counters" if layout.name == "rank" else "rank.counters")
     _, exclusive_sum = exclusive_sum_in_scratch(types.uint32, threads)
-    load = loader(types.uint32)
+    load_counter = loader(types.uint16)
     n = items_per_thread
 
     def rank(ordered, ranks, begin_bit, pass_bits, digit_prefix, buffer):
@@ -122,55 +126,55 @@ def ranker(key_type, threads, items_per_thread, radix_bits, descending, memoize,
         # instructions per add or shift); each result cut back to 32 bits lets NVVM narrow
         # the operation itself
         tid = U32(block_rank())
-        # This thread's counters: 16-bit counter `sub` of word `base + lane * threads +
-        # tid`. No barrier first: the previous call's last reads were of these same words
-        # (a caller sharing the buffer with other phases synchronises before the call).
+        # The counters are 16-bit (CUB's DigitCounter), two to a 32-bit word: digit `d`'s
+        # counter of thread `tid` is half `d >> log_lanes` of word `(d & (lanes - 1)) *
+        # threads + tid`. No barrier first: the previous call's last reads were of this
+        # thread's own words (a caller sharing the buffer with other phases synchronises
+        # before the call).
         for lane in range(padded_lanes):
-            store(buffer, U32(base + lane * threads + tid), U32(0))
-        # per key, one register: its counter (word * 2 + sub) above 16 bits, and the
-        # count of the thread's keys of its digit before it (its prefix) below; word * 2
-        # + sub fits 16 bits while the scan and counters fit the 48 KiB checked
-        counted = cuda.local.array(n, np.uint32)
+            store_pair(buffer, U32(base + 2 * (lane * threads + tid)), U32(0))
+        # per key, its counter's slot and the count of the thread's keys of its digit
+        # before it (CUB's digit_counters and thread_prefixes)
+        slots = cuda.local.array(n, np.uint32)
+        prefixes = cuda.local.array(n, np.uint32)
         for i in range(n):
             digit = digit_of(ordered[i], begin_bit, pass_bits)
             if descending:
                 digit = U32(digits - 1 - digit)
-            sub = U32(digit >> log_lanes)
-            word = U32(base + (digit & (lanes - 1)) * threads + tid)
-            shift = U32(sub * COUNTER_BITS)
-            packed = load(buffer, word)
-            store(buffer, word, U32(packed + (U32(1) << shift)))
-            counted[i] = U32(((word * 2 + sub) << COUNTER_BITS) | ((packed >> shift) & 0xFFFF))
+            slot = U32(base + 2 * ((digit & (lanes - 1)) * threads + tid) + (digit >> log_lanes))
+            count = U32(load_counter(buffer, slot))
+            store(buffer, slot, np.uint16(count + 1))
+            slots[i] = slot
+            prefixes[i] = count
         cuda.syncthreads()
         # Scan the counters in memory order (lane by lane, thread by thread; low halves,
-        # then high halves): each thread rakes a segment of consecutive words.
-        first = U32(base + tid * padded_lanes)
+        # then high halves), two at a time: each thread rakes a segment of consecutive
+        # words.
+        first = U32(base + 2 * tid * padded_lanes)
         cache = cuda.local.array(padded_lanes, np.uint32)
         partial = np.uint32(0)
         for i in range(padded_lanes):
-            cache[i] = load(buffer, U32(first + i))
+            cache[i] = load_pair(buffer, U32(first + 2 * i))
             partial = np.uint32(partial + cache[i])
         exclusive, total = exclusive_sum(partial, buffer)
         # the high halves come after every low half: add the low halves' total to them
         running = np.uint32(exclusive + (total << COUNTER_BITS))
         for i in range(padded_lanes):
-            count = cache[i] if memoize else load(buffer, U32(first + i))
-            store(buffer, U32(first + i), running)
+            count = cache[i] if memoize else load_pair(buffer, U32(first + 2 * i))
+            store_pair(buffer, U32(first + 2 * i), running)
             running = np.uint32(running + count)
         cuda.syncthreads()
         for i in range(n):
-            word = U32(counted[i] >> (COUNTER_BITS + 1))
-            shift = U32(((counted[i] >> COUNTER_BITS) & 1) * COUNTER_BITS)
-            ranks[i] = U32((counted[i] & 0xFFFF) + ((load(buffer, word) >> shift) & 0xFFFF))
+            ranks[i] = U32(prefixes[i] + load_counter(buffer, slots[i]))
         if with_digit_prefix:
             for track in range(tracked):
                 bin_index = tid * tracked + track
                 if bin_index < digits:
                     if descending:
                         bin_index = digits - 1 - bin_index
-                    word = base + (bin_index & (lanes - 1)) * threads  # thread 0's counter in the lane
-                    shift = (bin_index >> log_lanes) * COUNTER_BITS
-                    digit_prefix[track] = (load(buffer, word) >> shift) & 0xFFFF
+                    # thread 0's counter of the digit
+                    digit_prefix[track] = load_counter(buffer, U32(base + 2 * (bin_index & (lanes - 1)) * threads
+                                                                   + (bin_index >> log_lanes)))
             # the next call's threads reset thread 0's counters, read here by everyone
             cuda.syncthreads()
 
