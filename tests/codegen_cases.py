@@ -361,6 +361,50 @@ case("radix_sort-uint32-128x16-temp_storage", (types.uint32[::1], types.uint32[:
 )
 
 
+def radix_sort_tuple_kernel(high_dtype, low_dtype, threads, n):
+    """Tuple keys (high, low) carrying a tuple of value arrays."""
+    T, N = threads, n
+
+    @cuda.jit
+    def kernel(x, out):
+        i = cuda.grid(1)
+        high = cuda.local.array(N, high_dtype)
+        low = cuda.local.array(N, low_dtype)
+        positions = cuda.local.array(N, np.int32)
+        weights = cuda.local.array(N, np.float32)
+        for j in range(N):
+            high[j] = x[i * N + j]
+            low[j] = x[i * N + j] * 3
+            positions[j] = i * N + j
+            weights[j] = x[j]
+        coop.block.radix_sort((high, low), (positions, weights), threads=T, items_per_thread=N, begin_bit=x[0],
+                              blocked_to_striped=True)
+        for j in range(N):
+            out[i * N + j] = high[j] + low[j] + positions[j] + weights[j]
+
+    return kernel
+
+
+for _high, _low in (("int32", "float32"), ("uint64", "int64")):
+    case(f"radix_sort-tuple-{_high}-{_low}-128x4", (types.int32[::1], types.float64[::1]))(
+        radix_sort_tuple_kernel(SCALARS[_high][0], SCALARS[_low][0], 128, 4)
+    )
+
+
+@misuse(
+    "radix-sort-tuple-keys-complex-member",
+    (types.int32[::1], types.int32[::1]),
+    "coop.block.radix_sort: keys must hold radix keys (bool, int8-int64, uint8-uint64, float16, float32 and "
+    "float64), got complex64",
+    threads=32,
+)
+def radix_sort_tuple_keys_complex_member(x, out):
+    high = cuda.local.array(2, np.int32)
+    low = cuda.local.array(2, np.complex64)
+    coop.block.radix_sort((high, low), threads=32, items_per_thread=2)
+    out[0] = high[0]
+
+
 @misuse(
     "radix-sort-complex-keys",
     (types.complex64[::1], types.complex64[::1]),

@@ -266,3 +266,83 @@ def test_temp_storage_bytes():
         coop.block.radix_sort.temp_storage_bytes(np.complex64, 128, 4)
     with pytest.raises(coop.CoopError, match="radix_rank.temp_storage_bytes: num_bits must be from 1 to 8"):
         coop.block.radix_rank.temp_storage_bytes(np.uint32, 128, 9)
+
+
+def tuple_sort_kernel(threads, n, dtypes, begin, end, descending, striped):
+    """A sort of keys (a, b) carrying two value arrays: original positions and a copy of
+    a as float64."""
+    T, N = threads, n
+    A, B = dtypes
+    TILE = T * N
+
+    @cuda.jit
+    def kernel(xa, xb, out_a, out_b, positions, copies):
+        t = cuda.threadIdx.x
+        base = cuda.blockIdx.x * TILE
+        a = cuda.local.array(N, A)
+        b = cuda.local.array(N, B)
+        where = cuda.local.array(N, np.int32)
+        copy = cuda.local.array(N, np.float64)
+        for i in range(N):
+            a[i] = xa[base + t * N + i]
+            b[i] = xb[base + t * N + i]
+            where[i] = t * N + i
+            copy[i] = a[i]
+        coop.block.radix_sort((a, b), (where, copy), threads=T, items_per_thread=N, begin_bit=begin, end_bit=end,
+                              descending=descending, blocked_to_striped=striped)
+        for i in range(N):
+            p = base + (i * T + t if striped else t * N + i)
+            out_a[p], out_b[p], positions[p], copies[p] = a[i], b[i], where[i], copy[i]
+
+    return kernel
+
+
+def concatenated_key_order(members, begin, end, descending):
+    """The stable order of a tile by bits begin..end-1 of its members' concatenated
+    ordered bits (the last member's lowest; each float's -0.0 read as +0.0)."""
+    key = [0] * len(members[0])
+    for keys in members:
+        width = 8 if keys.dtype == np.bool_ else keys.dtype.itemsize * 8
+        ordered = digit_keys(keys, 0, width, False)
+        key = [(k << width) | int(o) for k, o in zip(key, ordered)]
+    mask = (1 << (end - begin)) - 1
+    field = [(k >> begin) & mask for k in key]
+    if descending:
+        field = [mask - f for f in field]
+    return np.array(sorted(range(len(field)), key=field.__getitem__))
+
+
+@pytest.mark.parametrize(
+    "dtypes,begin,end,descending,striped",
+    [
+        ((np.int16, np.float32), 0, 48, False, False),  # one 48-bit word
+        ((np.float64, np.uint8), 0, 72, True, True),  # two words: 8 bits, then 64
+        ((np.uint64, np.int64), 40, 100, False, False),  # a bit range across the words' boundary
+        ((np.int32, np.int64), 0, 8, False, True),  # the most significant word's range is empty
+    ],
+    ids=lambda v: "-".join(np.dtype(d).name for d in v) if isinstance(v, tuple) else str(v),
+)
+def test_radix_sort_tuple_keys(dtypes, begin, end, descending, striped):
+    threads, n, blocks = 64, 3, 2
+    tile = threads * n
+    rng = np.random.default_rng(begin + end)
+    # few distinct values per member, so that the lower members decide between equals
+    xa = np.concatenate([special_keys(dtypes[0], rng, tile)[:8] for _ in range(blocks * tile // 8 + 1)])
+    xa = rng.permutation(xa)[: blocks * tile]
+    xb = np.concatenate([special_keys(dtypes[1], rng, tile) for _ in range(blocks)])[: blocks * tile]
+    out_a, out_b = np.zeros_like(xa), np.zeros_like(xb)
+    positions, copies = np.zeros(xa.size, np.int32), np.zeros(xa.size, np.float64)
+    tuple_sort_kernel(threads, n, dtypes, begin, end, descending, striped)[blocks, threads](
+        xa, xb, out_a, out_b, positions, copies)
+    for blk in range(blocks):
+        part = slice(blk * tile, (blk + 1) * tile)
+        order = concatenated_key_order([xa[part], xb[part]], begin, end, descending)
+        assert_equal_exact(positions[part], order.astype(np.int32), f"block {blk}: positions")
+        for got, x, what in ((out_a, xa, "a"), (out_b, xb, "b")):
+            unsigned = np.dtype("uint%d" % (x.dtype.itemsize * 8))
+            assert_equal_exact(got[part].view(unsigned), x[part][order].view(unsigned), f"block {blk}: keys {what}")
+        assert_equal_exact(copies[part], x_as_float64(xa[part][order]), f"block {blk}: values")
+
+
+def x_as_float64(x):
+    return x.astype(np.float64)

@@ -16,9 +16,16 @@ keys' own, each key type is first mapped to its *ordered bits* (CUB's
 ``bits_type(key_type)`` is the unsigned type of a key's width; ``to_ordered(key_type)``
 and ``from_ordered(key_type)`` give the device functions ``key -> bits`` and ``bits ->
 key``; ``digit(key_type)`` the function ``(bits, begin_bit, num_bits) -> uint32`` that
-extracts a digit of ordered bits (``num_bits`` from 1 to 31; ``begin_bit`` below the
+extracts a digit of ordered bits (``num_bits`` from 0 to 31; ``begin_bit`` below the
 key's width). Compiled, each is one intrinsic of a few integer
 instructions; on the simulator, NumPy on the same bit patterns.
+
+Tuple keys (CUB's decomposer: lexicographic, the leftmost member most significant) are
+the concatenation of their members' ordered bits, the last member's lowest.
+``key_words(key_types)`` packs consecutive members into ``Word`` s of at most 64 bits,
+least significant first: a word is sorted as one key (``word_digit`` reads its digits,
+each float member's -0.0 as +0.0), and ``pack`` / ``unpack`` move a member's ordered
+bits into and out of its word.
 """
 
 import functools
@@ -118,17 +125,36 @@ if SIMULATOR:
         return key
 
     @functools.lru_cache(maxsize=None)
-    def digit(key_type):
-        kind, bits = _kind(key_type), key_bits(key_type)
-        minus_zero, plus_zero = _float_minus_zero_ordered(bits)
-
+    def _digit(bits, float_fields):
         def extract(ordered, begin_bit, num_bits):
             b = int(ordered)
-            if kind == "float" and b == minus_zero:
-                b = plus_zero
+            for offset, width in float_fields:
+                field = (1 << width) - 1
+                minus_zero, _ = _float_minus_zero_ordered(width)
+                if (b >> offset) & field == minus_zero:
+                    b ^= field << offset  # -0.0's ordered bits to +0.0's
             return np.uint32((b >> int(begin_bit)) & ((1 << int(num_bits)) - 1))
 
         return extract
+
+    @functools.lru_cache(maxsize=None)
+    def pack(word_type, member_type, offset):
+        word = _np_bits(word_type.bitwidth)
+
+        def packed(ordered):
+            return word(int(ordered) << offset)
+
+        return packed
+
+    @functools.lru_cache(maxsize=None)
+    def unpack(word_type, member_type, offset):
+        member = _np_bits(key_bits(member_type))
+        field = (1 << key_bits(member_type)) - 1
+
+        def unpacked(word):
+            return member((int(word) >> offset) & field)
+
+        return unpacked
 
 else:
 
@@ -194,11 +220,8 @@ else:
         return _conversion(bits_type(key_type), key_type, build)
 
     @functools.lru_cache(maxsize=None)
-    def digit(key_type):
-        key_type = types.unliteral(key_type)
-        kind, bits = _kind(key_type), key_bits(key_type)
-        unsigned = bits_type(key_type)
-        minus_zero, plus_zero = _float_minus_zero_ordered(bits)
+    def _digit(bits, float_fields):
+        unsigned = types.Integer.from_bitwidth(bits, signed=False)
 
         @intrinsic
         def extract(typingctx, ordered, begin_bit, num_bits):
@@ -210,9 +233,14 @@ else:
             def codegen(context, builder, sig, args):
                 value, begin, count = args
                 word = ir.IntType(bits)
-                if kind == "float":
-                    is_minus_zero = builder.icmp_unsigned("==", value, ir.Constant(word, minus_zero))
-                    value = builder.select(is_minus_zero, ir.Constant(word, plus_zero), value)
+                for offset, width in float_fields:
+                    # -0.0's ordered bits read as +0.0's: the two differ in every bit
+                    minus_zero, _ = _float_minus_zero_ordered(width)
+                    field = ir.Constant(word, (1 << width) - 1)
+                    member = builder.and_(builder.lshr(value, ir.Constant(word, offset)), field)
+                    is_minus_zero = builder.icmp_unsigned("==", member, ir.Constant(word, minus_zero))
+                    flipped = builder.xor(value, ir.Constant(word, ((1 << width) - 1) << offset))
+                    value = builder.select(is_minus_zero, flipped, value)
                 i32 = ir.IntType(32)
                 # shift in the key's width (a 64-bit key's digit may lie above bit 32),
                 # then mask in 32 bits: digits are at most 32 bits wide
@@ -224,3 +252,60 @@ else:
             return types.uint32(ordered, begin_bit, num_bits), codegen
 
         return extract
+
+    @functools.lru_cache(maxsize=None)
+    def pack(word_type, member_type, offset):
+        member_bits = bits_type(member_type)
+        return _conversion(member_bits, word_type, lambda context, builder, value: builder.shl(
+            _as_width(builder, value, word_type.bitwidth), ir.Constant(ir.IntType(word_type.bitwidth), offset)))
+
+    @functools.lru_cache(maxsize=None)
+    def unpack(word_type, member_type, offset):
+        member_bits = bits_type(member_type)
+        return _conversion(word_type, member_bits, lambda context, builder, value: _as_width(
+            builder, builder.lshr(value, ir.Constant(ir.IntType(word_type.bitwidth), offset)), member_bits.bitwidth))
+
+
+def _float_fields(key_type, offset=0):
+    return ((offset, key_bits(key_type)),) if _kind(key_type) == "float" else ()
+
+
+def digit(key_type):
+    """``(bits, begin_bit, num_bits) -> uint32``: a digit of ``key_type`` keys' ordered
+    bits (a float's -0.0 read as +0.0)."""
+    return _digit(key_bits(key_type), _float_fields(key_type))
+
+
+class Word:
+    """Members of a tuple key packed into one unsigned integer (``bits_type``): each
+    ``(member index, member type, bit offset in the word)`` of ``members``; ``offset``:
+    the word's lowest bit in the key's concatenated bits; ``width``: the bits it
+    holds."""
+
+    def __init__(self, members, offset):
+        self.members = tuple(members)
+        self.offset = offset
+        self.width = sum(key_bits(t) for _, t, _ in self.members)
+        self.bits_type = types.Integer.from_bitwidth(next(b for b in (8, 16, 32, 64) if b >= self.width), signed=False)
+        self.digit = _digit(self.bits_type.bitwidth,
+                            tuple(f for _, t, at in self.members for f in _float_fields(t, at)))
+
+    def __repr__(self):
+        return f"Word({self.members}, offset={self.offset})"
+
+
+def key_words(key_types):
+    """The ``Word`` s of a key of ``key_types`` (members, most significant first), least
+    significant first: consecutive members packed while they fit 64 bits."""
+    words, members, width, offset = [], [], 0, 0
+    for index in reversed(range(len(key_types))):
+        member_type = types.unliteral(key_types[index])
+        bits = key_bits(member_type)
+        if members and width + bits > 64:
+            words.append(Word(members, offset))
+            offset += width
+            members, width = [], 0
+        members.append((index, member_type, width))
+        width += bits
+    words.append(Word(members, offset))
+    return words

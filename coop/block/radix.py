@@ -16,6 +16,9 @@ and float64, ordered as ``coop._core.radix`` describes (floats: -0.0 sorts equal
 - ``radix_sort`` sorts the tile, stably, with one ranking and one scatter
   (``coop.block.exchange``'s scatter_to_blocked) per ``radix_bits`` digit of the key,
   least significant first, keys (and values with them) exchanged through shared memory.
+  Tuple keys (CUB's decomposer) are packed into words of at most 64 bits
+  (``coop._core.radix.key_words``), sorted word by word, least significant first, each
+  word's passes carrying the other words and the values.
 
 ``threads`` and ``items_per_thread`` are compile-time constants, ``T*N`` at most 65535
 (the counters are 16-bit, as CUB's). Barriers: each call synchronises the block as it
@@ -67,14 +70,13 @@ def rank_layout(threads, radix_bits):
     return layout
 
 
-def sort_layout(key_type, value_type, threads, items_per_thread, radix_bits):
-    """The sort's scratch, as CUB's TempStorage union: the ranking's, then the exchange
-    of the keys' ordered bits, then (``value_type`` not None) the values' exchange."""
-    phases = [rank_layout(threads, radix_bits),
-              exchange_layout(radix.bits_type(key_type), threads, items_per_thread, name="keys")]
-    if value_type is not None:
-        phases.append(exchange_layout(value_type, threads, items_per_thread, name="values"))
-    return Union("radix_sort", *phases)
+def sort_layout(key_types, value_types, threads, items_per_thread, radix_bits):
+    """The sort's scratch, as CUB's TempStorage union: the ranking's, then the exchanges
+    of the keys' ordered bits (one per word of ``key_types``' members, see
+    ``coop._core.radix.key_words``) and of the values (one per type of ``value_types``)."""
+    carried = [word.bits_type for word in radix.key_words(key_types)] + list(value_types)
+    exchanges = [exchange_layout(t, threads, items_per_thread, name=str(t)) for t in dict.fromkeys(carried)]
+    return Union("radix_sort", rank_layout(threads, radix_bits), *exchanges)
 
 
 def _check_radix_bits(sig, radix_bits, param, threads):
@@ -99,17 +101,17 @@ def _check_tile(sig, threads, items_per_thread):
         )
 
 
-def ranker(key_type, threads, items_per_thread, radix_bits, descending, memoize, with_digit_prefix, layout):
+def ranker(digit_of, threads, items_per_thread, radix_bits, descending, memoize, with_digit_prefix, layout):
     """``(rank, tracked)``: a device function ``rank(ordered, ranks, begin_bit, pass_bits,
-    digit_prefix, buffer)`` ranking the thread's ``items_per_thread`` ordered bits of
-    ``key_type`` keys by the digit of ``pass_bits`` (at most ``radix_bits``) bits from
-    ``begin_bit`` into ``ranks``, and, where ``with_digit_prefix``, writing the tile's
+    digit_prefix, buffer)`` ranking the thread's ``items_per_thread`` ordered bits by the
+    digit of ``pass_bits`` (at most ``radix_bits``) bits from ``begin_bit`` (as
+    ``digit_of(bits, begin_bit, num_bits)`` reads it, see ``coop._core.radix``) into
+    ``ranks``, and, where ``with_digit_prefix``, writing the tile's
     count of keys of smaller digits for the ``tracked`` digits the thread tracks to
     ``digit_prefix``. Its scratch is ``rank_layout``'s, at the start of ``buffer``
     (``layout``: the buffer's whole layout, which holds it as ``"rank"`` or is it).
     It needs the block synchronised before it if the buffer's memory was used since the
     previous ranking's end."""
-    digit_of = radix.digit(key_type)
     log_lanes = max(radix_bits - 1, 0)
     lanes = 1 << log_lanes
     padded_lanes = lanes + 1
@@ -216,19 +218,23 @@ def _rank_temp_storage_bytes(sig, key_type, threads, num_bits):
 
 
 def _sort_temp_storage_bytes(sig, key_type, threads, items_per_thread, value_dtype=None, radix_bits=4):
-    """Bytes a ``temp_storage=`` array needs for a sort of ``key_dtype`` keys (and
-    ``value_dtype`` values), ``items_per_thread`` per thread, in blocks of ``threads``,
+    """Bytes a ``temp_storage=`` array needs for a sort of ``key_dtype`` keys (a tuple of
+    dtypes for tuple keys) and ``value_dtype`` values (a tuple of dtypes for a tuple of
+    value arrays), ``items_per_thread`` per thread, in blocks of ``threads``,
     ``radix_bits`` bits a pass."""
-    _check_key_type(sig, key_type, "dtype")
+    key_types = list(key_type.types) if isinstance(key_type, types.BaseTuple) else [key_type]
+    for member in key_types:
+        _check_key_type(sig, member, "dtype")
     block = required_threads(sig, threads)
     n = required_items_per_thread(sig, items_per_thread)
     bits = sig.constant_int(radix_bits, "radix_bits")
     _check_radix_bits(sig, bits, "radix_bits", block)
-    value_type = None
+    value_types = []
     if value_dtype is not None:
-        value_type = value_type_of(value_dtype)
-        check_dtype(value_type, sig, "value_dtype")
-    return sort_layout(key_type, value_type, block, n, bits).nbytes
+        for dtype in value_dtype if isinstance(value_dtype, tuple) else (value_dtype,):
+            value_types.append(value_type_of(dtype))
+            check_dtype(value_types[-1], sig, "value_dtype")
+    return sort_layout(key_types, value_types, block, n, bits).nbytes
 
 
 @primitive("coop.block.radix_rank", _rank_temp_storage_bytes, group="block", uniform=("begin_bit",))
@@ -329,7 +335,7 @@ def radix_rank(keys, ranks, begin_bit, num_bits, threads=None, items_per_thread=
         rank_items(sig, exclusive_digit_prefix, "exclusive_digit_prefix")
     layout = rank_layout(block, bits)
     scratch, users_buffer = storage(sig, temp_storage, layout, owner=(sig.primitive, bits))
-    rank, tracked = ranker(key_type, block, n, bits, is_descending, memoize, with_prefix, layout)
+    rank, tracked = ranker(radix.digit(key_type), block, n, bits, is_descending, memoize, with_prefix, layout)
     fill_ordered, bits_dtype = _to_ordered_items(key_type, n)
     check_keys = size_check(sig.primitive, "keys", exact=True)
     check_ranks = size_check(sig.primitive, "ranks", exact=True)
@@ -360,12 +366,16 @@ def radix_sort(keys, values=None, threads=None, items_per_thread=None, begin_bit
 
     Parameters
     ----------
-    keys : items array
+    keys : items array, or tuple of items arrays
         The thread's ``items_per_thread`` keys, blocked: bool, int8-int64, uint8-uint64,
         float16, float32 or float64 (ordered as the module docstring says); sorted in
-        place.
-    values : items array, optional
-        The thread's values (any coop value type), moved with their keys.
+        place. A tuple ``(a, b, ...)`` of items arrays is one key per position,
+        compared lexicographically, ``a`` most significant (CUB's decomposer): its bits
+        are the members' ordered bits concatenated, ``a``'s highest, and ``begin_bit``
+        / ``end_bit`` count in them.
+    values : items array, or tuple of items arrays, optional
+        The thread's values (any coop value type), moved with their keys; a tuple of
+        items arrays moves each.
     threads : int or tuple, compile-time constant
         {threads} Required.
     items_per_thread : int, compile-time constant
@@ -374,7 +384,8 @@ def radix_sort(keys, values=None, threads=None, items_per_thread=None, begin_bit
     begin_bit : int, default 0
         The least significant bit sorted on (run time allowed; the same in every thread).
     end_bit : int, optional
-        One past the most significant bit sorted on; by default the key's width.
+        One past the most significant bit sorted on; by default the key's width (a
+        tuple key's: the sum of its members').
     descending : bool, compile-time constant, default False
         Sort largest first (equal keys keep their order).
     blocked_to_striped : bool, compile-time constant, default False
@@ -386,7 +397,8 @@ def radix_sort(keys, values=None, threads=None, items_per_thread=None, begin_bit
     temp_storage : shared array, optional
         {temp_storage}
         Size: ``coop.block.radix_sort.temp_storage_bytes(key_dtype, threads,
-        items_per_thread, value_dtype=None, radix_bits=4)``. A tile whose buffer exceeds
+        items_per_thread, value_dtype=None, radix_bits=4)`` (tuples of dtypes for tuple
+        keys and tuples of value arrays). A tile whose buffer exceeds
         the 48 KiB of static shared memory needs one: a dynamic shared array
         (``cuda.shared.array(0, np.uint8)``, its size given at launch).
 
@@ -440,15 +452,17 @@ def radix_sort(keys, values=None, threads=None, items_per_thread=None, begin_bit
         assert (order.reshape(2, TILE) == np.argsort(tiles, axis=1, kind="stable")).all()
     """
     sig = Signature("coop.block.radix_sort")
-    key_type = _key_type(sig, keys)
-    with_values = not is_none(values)
-    value_type = sig.items(values, "values") if with_values else None
+    key_types, keys_tuple = _items_or_tuple(sig, keys, "keys")
+    for member in key_types:
+        _check_key_type(sig, member, "keys")
+    value_types, values_tuple = _items_or_tuple(sig, values, "values") if not is_none(values) else ([], False)
     block = required_threads(sig, threads)
     n = required_items_per_thread(sig, items_per_thread)
     _check_tile(sig, block, n)
     bits = sig.constant_int(radix_bits, "radix_bits")
     _check_radix_bits(sig, bits, "radix_bits", block)
-    width = radix.key_bits(key_type)
+    words = radix.key_words(key_types)
+    width = sum(word.width for word in words)
     begin = _bit_argument(sig, begin_bit, "begin_bit", width)
     end = _bit_argument(sig, end_bit, "end_bit", width)
     if begin is not None and end is not None and begin > end:
@@ -456,65 +470,233 @@ def radix_sort(keys, values=None, threads=None, items_per_thread=None, begin_bit
     is_descending = sig.constant_bool(descending, "descending")
     striped = sig.constant_bool(blocked_to_striped, "blocked_to_striped")
 
-    # One buffer for the phases, as CUB's TempStorage union: the ranking, then the keys'
-    # exchange, then the values'.
-    bits_type = radix.bits_type(key_type)
-    layout = sort_layout(key_type, value_type, block, n, bits)
-    union_bytes = layout.nbytes
-    if is_none(temp_storage) and union_bytes > STATIC_SHARED_LIMIT:
+    # One buffer for the phases, as CUB's TempStorage union: the ranking, then the
+    # exchanges of the keys' words and of the values.
+    layout = sort_layout(key_types, value_types, block, n, bits)
+    if is_none(temp_storage) and layout.nbytes > STATIC_SHARED_LIMIT:
         raise sig.error(
             "items_per_thread",
-            f"makes a tile of {block} x {n} keys{' and values' if with_values else ''}, {union_bytes} bytes "
+            f"makes a tile of {block} x {n} keys{' and values' if value_types else ''}, {layout.nbytes} bytes "
             f"of shared memory: more than the {STATIC_SHARED_LIMIT} bytes of static shared memory a kernel "
             "may have; pass a temp_storage= array",
         )
     # (a caller's buffer needs no barrier of its own: each pass starts with one)
     scratch, _ = storage(sig, temp_storage, layout, owner=(sig.primitive, "union"))
-    # the phases get the buffer itself (a caller's, for them: each waits before writing)
+
+    # What moves with each pass's ranks: the words of the keys' ordered bits (the word
+    # being ranked among them), then the values.
+    # (the phases get the buffer itself; being a caller's, each waits before writing it)
     shared = types.Array(types.uint64, 1, "C")
-    rank, _ = ranker(key_type, block, n, bits, is_descending, True, False, layout)
-    last_form = "scatter_to_striped" if striped else "scatter_to_blocked"
-    scatter_keys = exchanger(sig, "scatter_to_blocked", bits_type, block, n, shared)
-    scatter_keys_last = exchanger(sig, last_form, bits_type, block, n, shared)
-    if with_values:
-        scatter_values = exchanger(sig, "scatter_to_blocked", value_type, block, n, shared)
-        scatter_values_last = exchanger(sig, last_form, value_type, block, n, shared)
-    else:
-        scatter_values = scatter_values_last = _no_scatter
-    fill_ordered, bits_dtype = _to_ordered_items(key_type, n)
-    from_ordered = radix.from_ordered(key_type)
+    carried = [word.bits_type for word in words] + value_types
+
+    def scatters(form):
+        return _each([_scatter_in_place(exchanger(sig, form, t, block, n, shared)) for t in carried])
+
+    scatter_all = scatters("scatter_to_blocked")
+    scatter_all_last = scatters("scatter_to_striped" if striped else "scatter_to_blocked")
+    passes = _sequence([
+        _word_passes(index, word, ranker(word.digit, block, n, bits, is_descending, True, False, layout)[0], bits,
+                     scatter_all, scatter_all_last if last else scatter_all, last)
+        for index, (word, last) in enumerate(zip(words, [False] * (len(words) - 1) + [True]))
+    ])
+    fill_words = _each([_word_filler(word, n) for word in words])
+    fill_keys = _each([_key_filler(word, n) for word in words])
+
+    def body(word_arrays, key_arrays, value_arrays, begin_bit, end_bit, buffer):
+        fill_words(word_arrays, key_arrays, None)
+        ranks = cuda.local.array(n, np.int32)
+        passes(word_arrays, word_arrays + value_arrays, ranks, begin_bit, end_bit, buffer)
+        fill_keys(word_arrays, key_arrays, None)
+
+    sort_words = _with_local_arrays([np.dtype(str(word.bits_type)) for word in words], n, device_function(body))
+    as_key_arrays = _identity if keys_tuple else _one_tuple
+    as_value_arrays = _identity if values_tuple else (_one_tuple if value_types else _empty_tuple)
     end_of = _key_width(width) if is_none(end_bit) else _given_bit
-    check_keys = size_check(sig.primitive, "keys", exact=True)
-    check_values = size_check(sig.primitive, "values", exact=True)
+    check_keys = _each([_length_check(sig.primitive, "keys", n)] * len(key_types))
+    check_values = _each([_length_check(sig.primitive, "values", n)] * len(value_types))
 
     def impl(keys, values=None, threads=None, items_per_thread=None, begin_bit=0, end_bit=None,
              descending=False, blocked_to_striped=False, radix_bits=4, temp_storage=None):
-        check_keys(keys, n)
-        if with_values:
-            check_values(values, n)
-        ordered = cuda.local.array(n, bits_dtype)
-        fill_ordered(keys, ordered)
-        ranks = cuda.local.array(n, np.int32)
-        buffer = scratch(temp_storage)
-        bit = begin_bit
-        end = end_of(end_bit)
+        key_arrays = as_key_arrays(keys)
+        value_arrays = as_value_arrays(values)
+        check_keys(key_arrays, None, None)
+        check_values(value_arrays, None, None)
+        sort_words((), key_arrays, value_arrays, begin_bit, end_of(end_bit), scratch(temp_storage))
+
+    return impl
+
+
+def _items_or_tuple(sig, arrays, param):
+    """``(element types, is_tuple)`` of an items array or a tuple of items arrays."""
+    if isinstance(arrays, types.BaseTuple):
+        if len(arrays) == 0:
+            raise sig.error(param, "must be an items array or a tuple of items arrays, got an empty tuple")
+        return [types.unliteral(sig.items(member, param)) for member in arrays.types], True
+    return [types.unliteral(sig.items(arrays, param))], False
+
+
+def _word_passes(index, word, rank, radix_bits, scatter_all, scatter_all_last, last):
+    """A device function ``passes(word_arrays, carried, ranks, begin_bit, end_bit,
+    buffer)`` sorting by the bits of ``word`` (``word_arrays[index]``) from ``begin_bit``
+    to ``end_bit`` (of the key's concatenated bits): one ranking and one scatter of
+    every ``carried`` array per ``radix_bits`` bits. The ``last`` word (the most
+    significant) sorts even an empty range (a ranking by no bits: each key keeps its
+    place), so that its last scatter (``scatter_all_last``) leaves the tile in the
+    arrangement asked for; the others skip it."""
+    offset, width = word.offset, word.width
+    skips_empty = not last
+
+    def passes(word_arrays, carried, ranks, begin_bit, end_bit, buffer):
+        ordered = word_arrays[index]
+        low = min(max(begin_bit - offset, 0), width)
+        high = min(max(end_bit - offset, low), width)
+        if skips_empty and low >= high:
+            return
+        bit = low
         while True:
             # the last scatter's reads (this call's, or the previous call's) are done
             # before the counters overwrite the buffer
             cuda.syncthreads()
-            rank(ordered, ranks, bit, min(bits, end - bit), None, buffer)
-            bit += bits
-            if bit >= end:
+            rank(ordered, ranks, bit, min(radix_bits, high - bit), None, buffer)
+            bit += radix_bits
+            if bit >= high:
                 break
             # (each scatter waits for every thread to be done with the buffer first)
-            scatter_keys(ordered, ordered, ranks, None, buffer)
-            scatter_values(values, values, ranks, None, buffer)
-        scatter_keys_last(ordered, ordered, ranks, None, buffer)
-        scatter_values_last(values, values, ranks, None, buffer)
-        for i in range(n):
-            keys[i] = from_ordered(ordered[i])
+            scatter_all(carried, ranks, buffer)
+        scatter_all_last(carried, ranks, buffer)
 
-    return impl
+    return device_function(passes)
+
+
+def _word_filler(word, n):
+    """``fill(ordered, key_arrays, unused)``: ``word``'s ordered bits of the thread's
+    ``n`` keys (its members' ordered bits, packed) into the items array ``ordered``."""
+    pack = _packer([(member, radix.to_ordered(member_type), radix.pack(word.bits_type, member_type, at))
+                    for member, member_type, at in word.members])
+
+    def fill(ordered, key_arrays, unused):
+        for i in range(n):
+            ordered[i] = pack(key_arrays, i)
+
+    return device_function(fill)
+
+
+def _packer(members):
+    """``pack(key_arrays, i)``: the word of ``members`` (each ``(index in key_arrays,
+    to_ordered, pack)``) for the thread's key ``i``."""
+    (member, to_ordered, pack), rest = members[0], members[1:]
+    if not rest:
+
+        def pack_one(key_arrays, i):
+            return pack(to_ordered(key_arrays[member][i]))
+
+        return device_function(pack_one)
+    pack_rest = _packer(rest)
+
+    def pack_more(key_arrays, i):
+        return pack(to_ordered(key_arrays[member][i])) | pack_rest(key_arrays, i)
+
+    return device_function(pack_more)
+
+
+def _key_filler(word, n):
+    """``fill(ordered, key_arrays, unused)``: the keys' members in ``word`` back from the
+    word's ordered bits in the items array ``ordered``."""
+    steps = []
+    for member, member_type, at in word.members:
+        unpack, from_ordered = radix.unpack(word.bits_type, member_type, at), radix.from_ordered(member_type)
+        steps.append(_member_filler(member, unpack, from_ordered, n))
+    return _sequence(steps)
+
+
+def _member_filler(member, unpack, from_ordered, n):
+    def fill(ordered, key_arrays, unused):
+        keys = key_arrays[member]
+        for i in range(n):
+            keys[i] = from_ordered(unpack(ordered[i]))
+
+    return device_function(fill)
+
+
+# -- composing device functions over tuples (the members of tuple keys, the arrays carried)
+
+
+def _each(fns):
+    """A device function ``apply(elements, a, b)`` calling ``fns[k](elements[k], a, b)``
+    for each element of the tuple ``elements``."""
+    if not fns:
+        return _nothing
+    head, tail = fns[0], _each(fns[1:])
+
+    def apply(elements, a, b):
+        head(elements[0], a, b)
+        tail(elements[1:], a, b)
+
+    return device_function(apply)
+
+
+def _sequence(fns):
+    """A device function calling each of ``fns`` (of one signature) in turn with its
+    arguments."""
+    if len(fns) == 1:
+        return fns[0]
+    head, tail = fns[0], _sequence(fns[1:])
+
+    def run(*args):
+        head(*args)
+        tail(*args)
+
+    return device_function(run)
+
+
+def _with_local_arrays(dtypes, n, body):
+    """A device function ``run(arrays, *args)`` making one ``cuda.local.array(n, dtype)``
+    per dtype, appended to the tuple ``arrays``, then calling ``body(arrays, *args)``
+    (a device function may not return an array it makes, but may pass it on)."""
+    if not dtypes:
+        return body
+    dtype, inner = dtypes[0], _with_local_arrays(dtypes[1:], n, body)
+
+    def run(arrays, *args):
+        inner(arrays + (cuda.local.array(n, dtype),), *args)
+
+    return device_function(run)
+
+
+def _scatter_in_place(exchange):
+    def scatter(items, ranks, buffer):
+        exchange(items, items, ranks, None, buffer)
+
+    return device_function(scatter)
+
+
+def _length_check(primitive_name, param, n):
+    check = size_check(primitive_name, param, exact=True)
+
+    def check_length(items, a, b):
+        check(items, n)
+
+    return device_function(check_length)
+
+
+@device_function
+def _nothing(elements, a, b):
+    pass
+
+
+@device_function
+def _identity(arrays):
+    return arrays
+
+
+@device_function
+def _one_tuple(array):
+    return (array,)
+
+
+@device_function
+def _empty_tuple(unused):
+    return ()
 
 
 def _bit_argument(sig, bit, param, width):
@@ -545,7 +727,3 @@ def _key_width(width):
 def _given_bit(end_bit):
     return end_bit
 
-
-@device_function
-def _no_scatter(items, output, ranks, is_valid, temp_storage):
-    pass
