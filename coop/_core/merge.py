@@ -143,8 +143,8 @@ def merge_sort_through(keys, values, compare, buffer, load_key, load_value, base
     # lets NVVM narrow the operation itself.
     rank = I32(rank)
     valid_items = I32(valid_items)
+    half = I32(1)  # threads in each of the two runs merged
     for r in range(rounds):
-        half = I32(1 << r)  # threads in each of the two runs merged
         group_mask = I32(2 * half - 1)
         sync(mask)  # the previous round's (or call's) reads are done
         for i in range(n):
@@ -162,7 +162,7 @@ def merge_sort_through(keys, values, compare, buffer, load_key, load_value, base
         low = I32(0) if diag < count2 else I32(diag - count2)
         high = min(diag, I32(end1 - begin1))
         while low < high:
-            middle = I32((low + high) >> 1)
+            middle = I32(I32(low + high) >> 1)  # (no overflow: positions are below 2**30)
             later = load_key(buffer, base + I32(begin2 + diag - 1 - middle))
             if compare(later, load_key(buffer, base + I32(begin1 + middle))):
                 high = middle
@@ -191,3 +191,4 @@ def merge_sort_through(keys, values, compare, buffer, load_key, load_value, base
             sync(mask)
             for i in range(n):
                 values[i] = load_value(buffer, value_base + indices[i])
+        half = I32(2 * half)
