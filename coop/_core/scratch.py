@@ -388,33 +388,52 @@ if SIMULATOR:
             + cuda.threadIdx.z * cuda.blockDim.x * cuda.blockDim.y
         )
 
+    fresh_block_rank = block_rank
+
 else:
 
-    @intrinsic
-    def _block_rank(typingctx):
-        def codegen(context, builder, sig, args):
-            # 32-bit unsigned arithmetic, widened with zext: Numba would compute in signed
-            # 64-bit, and every rank / 32, % 32 and raking-slot division after it would
-            # carry sign fix-ups and 64-bit multiplies (CUB computes in 32 bits).
-            i32 = ir.IntType(32)
+    def _block_rank_intrinsic(fresh):
+        @intrinsic
+        def read_rank(typingctx):
+            return types.int64(), functools.partial(_block_rank_codegen, fresh)
 
-            def special(name):
-                fn = cgutils.get_or_insert_function(
-                    builder.module, ir.FunctionType(i32, []), f"llvm.nvvm.read.ptx.sreg.{name}"
-                )
-                return builder.call(fn, [])
+        return read_rank
 
-            z_rows = builder.mul(special("tid.z"), special("ntid.y"), flags=["nuw"])
-            row = builder.add(z_rows, special("tid.y"), flags=["nuw"])
-            rank = builder.add(builder.mul(row, special("ntid.x"), flags=["nuw"]), special("tid.x"), flags=["nuw"])
-            return builder.zext(rank, ir.IntType(64))
+    def _block_rank_codegen(fresh, context, builder, sig, args):
+        # 32-bit unsigned arithmetic, widened with zext: Numba would compute in signed
+        # 64-bit, and every rank / 32, % 32 and raking-slot division after it would
+        # carry sign fix-ups and 64-bit multiplies (CUB computes in 32 bits).
+        i32 = ir.IntType(32)
 
-        return types.int64(), codegen
+        def special(name):
+            fn = cgutils.get_or_insert_function(
+                builder.module, ir.FunctionType(i32, []), f"llvm.nvvm.read.ptx.sreg.{name}"
+            )
+            return builder.call(fn, [])
+
+        z_rows = builder.mul(special("tid.z"), special("ntid.y"), flags=["nuw"])
+        row = builder.add(z_rows, special("tid.y"), flags=["nuw"])
+        rank = builder.add(builder.mul(row, special("ntid.x"), flags=["nuw"]), special("tid.x"), flags=["nuw"])
+        if fresh:
+            # an opaque copy (volatile asm), which LLVM cannot merge with another's
+            rank = builder.asm(ir.FunctionType(i32, [i32]), "mov.u32 $0, $1;", "=r,r", [rank], True)
+        return builder.zext(rank, ir.IntType(64))
+
+    _block_rank = _block_rank_intrinsic(False)
+    _fresh_block_rank = _block_rank_intrinsic(True)
 
     @device_function
     def block_rank():
         """Linear rank of the calling thread in its block (x fastest, as CUB)."""
         return _block_rank()
+
+    @device_function
+    def fresh_block_rank():
+        """``block_rank()``, read so that what a call computes from it is not shared with
+        another call's: LLVM would otherwise compute, say, a tile load's and a later
+        store's slot addresses once and keep them in registers across the kernel
+        between them (through a sort, there)."""
+        return _fresh_block_rank()
 
 
 @device_function

@@ -54,7 +54,7 @@ from numba.cuda import types
 
 from coop._core.algorithm import choose
 from coop._core.backend import cuda
-from coop._core.scratch import Struct, Union, allocator, block_rank, thread_count
+from coop._core.scratch import Struct, Union, allocator, block_rank, fresh_block_rank, thread_count
 from coop._core.specialize import Signature, device_function, is_none, primitive
 from coop._core.tile import (
     TileAlgorithm,
@@ -226,7 +226,7 @@ def load(src, items, threads=None, items_per_thread=None, algorithm="direct", va
 
     def impl(src, items, threads=None, items_per_thread=None, algorithm="direct", valid_items=None,
              oob_default=None, temp_storage=None):
-        move(src, items, np.uint64(block_rank()), np.uint64(count_threads()), valid_items, oob_default,
+        move(src, items, np.uint64(fresh_block_rank()), np.uint64(count_threads()), valid_items, oob_default,
              temp_storage)
 
     return impl
@@ -304,7 +304,7 @@ def store(dst, items, threads=None, items_per_thread=None, algorithm="direct", v
 
     def impl(dst, items, threads=None, items_per_thread=None, algorithm="direct", valid_items=None,
              temp_storage=None):
-        move(dst, items, np.uint64(block_rank()), np.uint64(count_threads()), valid_items, None, temp_storage)
+        move(dst, items, np.uint64(fresh_block_rank()), np.uint64(count_threads()), valid_items, None, temp_storage)
 
     return impl
 
