@@ -11,7 +11,14 @@ import pytest
 from numba import cuda
 
 import coop
-from helpers import FULL_MATRIX, INTEGER_DTYPES, ON_GPU, assert_equal_exact
+from helpers import (
+    FULL_MATRIX,
+    INTEGER_DTYPES,
+    ON_GPU,
+    STATIC_SHARED_BYTES,
+    assert_equal_exact,
+    launch_with_dynamic_shared,
+)
 
 KEY_DTYPES = INTEGER_DTYPES + [np.float16, np.float32, np.float64]
 
@@ -53,11 +60,8 @@ def launch_shape(shape):
     return shape if isinstance(shape, tuple) else (shape,)
 
 
-def fits(tile_items, *dtypes):
-    return max(np.dtype(d).itemsize for d in dtypes) * (tile_items + 1) <= 48 * 1024
-
-
-def block_kernel(shape, n, key_dtype, compare, partial):
+def block_kernel(shape, n, key_dtype, compare, partial, dynamic=False):
+    """The sort with its own buffer, or (``dynamic``) with a dynamic shared temp_storage."""
     T, N, KT = shape, n, key_dtype
     THREADS = size_of(shape)
     TILE = THREADS * n
@@ -74,6 +78,9 @@ def block_kernel(shape, n, key_dtype, compare, partial):
         if partial:
             coop.block.merge_sort(keys, compare, values, threads=T, items_per_thread=N, valid_items=valid,
                                   oob_default=oob[0])
+        elif dynamic:
+            coop.block.merge_sort(keys, compare, values, threads=T, items_per_thread=N,
+                                  temp_storage=cuda.shared.array(0, np.uint8))
         else:
             coop.block.merge_sort(keys, compare, values, threads=T, items_per_thread=N)
         for i in range(N):
@@ -109,8 +116,14 @@ def check_block_sort(key_dtype, shape, n, comparator="lt", valid=None, blocks=2,
     partial = valid is not None
     oob = np.array([np.finfo(key_dtype).max if np.dtype(key_dtype).kind == "f" else np.iinfo(key_dtype).max],
                    key_dtype)
-    kernel = block_kernel(shape, n, key_dtype, compare, partial)
-    kernel[blocks, launch_shape(shape)](x, out, positions, tile if valid is None else valid, oob)
+    nbytes = coop.block.merge_sort.temp_storage_bytes(key_dtype, shape, n, value_dtype=np.int32)
+    dynamic = nbytes > STATIC_SHARED_BYTES and not partial
+    kernel = block_kernel(shape, n, key_dtype, compare, partial, dynamic)
+    args = (x, out, positions, tile if valid is None else valid, oob)
+    if dynamic:  # more than a kernel's static shared memory: the caller's temp_storage
+        launch_with_dynamic_shared(kernel, blocks, launch_shape(shape), nbytes, *args)
+    else:
+        kernel[blocks, launch_shape(shape)](*args)
     check_tiles(x, out, positions, tile, tile if valid is None else valid, sort_key,
                 f"{np.dtype(key_dtype).name} {shape_id(shape)}x{n}")
 
@@ -148,8 +161,6 @@ def test_block_merge_sort_lambda():
 @pytest.mark.parametrize("shape", SHAPES, ids=shape_id)
 def test_block_merge_sort_shapes(shape, n):
     key_dtype = np.float32 if FULL_MATRIX else np.int32
-    if not fits(size_of(shape) * n, key_dtype, np.int32):
-        pytest.skip("the tile needs more than 48 KiB of static shared memory (pass temp_storage=)")
     check_block_sort(key_dtype, shape, n, seed=n)
 
 
