@@ -323,10 +323,11 @@ for _name, _threads, _n, _values, _descending, _striped in (
     case(f"radix_sort-{_name}-{_threads}x{_n}", (_nb_type[::1], _nb_type[::1]))(
         radix_sort_kernel(_np_dtype, _threads, _n, _values, _descending, _striped)
     )
-for _algorithm in ("memoize", "basic"):
+for _algorithm in ("memoize", "basic", "match"):
     case(f"radix_rank-{_algorithm}", (types.int32[::1], types.int32[::1]))(
         radix_rank_kernel(np.int32, 128, 4, _algorithm)
     )
+case("radix_rank-match-threads40", (types.int32[::1], types.int32[::1]))(radix_rank_kernel(np.int32, 40, 3, "match"))
 
 
 def radix_sort_shared_kernel(dtype, threads, n):

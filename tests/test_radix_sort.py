@@ -175,9 +175,20 @@ def rank_kernel(threads, n, key_dtype, begin, num_bits, descending, algorithm, t
     return kernel
 
 
-@pytest.mark.parametrize("algorithm", ["memoize", "basic"])
+def sequence_positions(threads, n, algorithm):
+    """Where each key (thread t's item i, at t*n + i) comes in the order a ranking keeps
+    among equal digits: blocked order, or warp-striped for "match"."""
+    t, i = np.divmod(np.arange(threads * n), n)
+    if algorithm != "match":
+        return t * n + i
+    warp, lane = np.divmod(t, 32)
+    lanes = np.minimum(32, threads - warp * 32)
+    return warp * 32 * n + i * lanes + lane
+
+
+@pytest.mark.parametrize("algorithm", ["memoize", "basic", "match"])
 @pytest.mark.parametrize("descending", [False, True])
-@pytest.mark.parametrize("threads,num_bits", [(32, 6), (64, 4), (96, 5)])
+@pytest.mark.parametrize("threads,num_bits", [(32, 6), (64, 4), (96, 5), (40, 3)])
 def test_radix_rank(threads, num_bits, descending, algorithm):
     n, begin = 3, 2
     rng = np.random.default_rng(threads + num_bits)
@@ -187,10 +198,12 @@ def test_radix_rank(threads, num_bits, descending, algorithm):
     ranks, prefix = np.zeros(keys.size, np.int32), np.zeros(threads * tracked, np.int32)
     rank_kernel(threads, n, np.int16, begin, num_bits, descending, algorithm, tracked)[1, threads](keys, ranks, prefix)
     field = digit_keys(keys, begin, begin + num_bits, descending)
-    order = np.argsort(field, kind="stable")
-    expected = np.empty_like(ranks)
-    expected[order] = np.arange(keys.size)
-    assert_equal_exact(ranks, expected, "ranks")
+    position = sequence_positions(threads, n, algorithm)
+    in_sequence = np.empty_like(field)
+    in_sequence[position] = field
+    rank_of_position = np.empty(keys.size, np.int32)
+    rank_of_position[np.argsort(in_sequence, kind="stable")] = np.arange(keys.size)
+    assert_equal_exact(ranks, rank_of_position[position], "ranks")
     # exclusive_digit_prefix: keys ranked before each digit's, for the digits tracked
     plain = digit_keys(keys, begin, begin + num_bits, False)
     counts = np.bincount(plain.astype(np.int64), minlength=digits)
@@ -346,3 +359,39 @@ def test_radix_sort_tuple_keys(dtypes, begin, end, descending, striped):
 
 def x_as_float64(x):
     return x.astype(np.float64)
+
+
+@pytest.mark.parametrize("algorithm", ["basic", "match"])
+def test_radix_rank_2d_block_temp_storage(algorithm):
+    """A 2-D block with a partial last warp (8 x 5 threads), the ranking's scratch in a
+    caller's array shared with a block scan."""
+    shape, n, begin, num_bits = (8, 5), 4, 1, 5
+    threads = size_of(shape)
+    BYTES = max(coop.block.radix_rank.temp_storage_bytes(np.uint16, shape, num_bits, algorithm=algorithm),
+                coop.block.exclusive_sum.temp_storage_bytes(np.int32, shape))
+
+    @cuda.jit
+    def kernel(x, ranks_out, sums):
+        temp = cuda.shared.array(BYTES, np.uint8, alignment=8)
+        t = cuda.threadIdx.x + cuda.threadIdx.y * cuda.blockDim.x
+        keys = cuda.local.array(n, np.uint16)
+        ranks = cuda.local.array(n, np.int32)
+        for i in range(n):
+            keys[i] = x[t * n + i]
+        sums[t] = coop.block.exclusive_sum(np.int32(keys[0]), threads=shape, temp_storage=temp)
+        coop.block.radix_rank(keys, ranks, begin, num_bits, threads=shape, items_per_thread=n, algorithm=algorithm,
+                              temp_storage=temp)
+        for i in range(n):
+            ranks_out[t * n + i] = ranks[i]
+
+    keys = np.random.default_rng(3).integers(0, 1 << 16, threads * n).astype(np.uint16)
+    ranks, sums = np.zeros(keys.size, np.int32), np.zeros(threads, np.int32)
+    kernel[1, shape](keys, ranks, sums)
+    position = sequence_positions(threads, n, algorithm)
+    in_sequence = np.empty(keys.size, np.uint64)
+    in_sequence[position] = digit_keys(keys, begin, begin + num_bits, False)
+    rank_of_position = np.empty(keys.size, np.int32)
+    rank_of_position[np.argsort(in_sequence, kind="stable")] = np.arange(keys.size)
+    assert_equal_exact(ranks, rank_of_position[position], "ranks")
+    firsts = keys[::n].astype(np.int32)
+    assert_equal_exact(sums, np.concatenate([[0], np.cumsum(firsts)[:-1]]).astype(np.int32), "exclusive sums")

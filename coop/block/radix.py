@@ -34,12 +34,14 @@ import numpy as np
 from numba.cuda import types
 
 from coop._core import radix
+from coop._core.algorithm import Algorithm, choose
 from coop._core.backend import cuda
 from coop._core.exchange import STATIC_SHARED_LIMIT, rank_items, required_items_per_thread, required_threads
 from coop._core.misuse import size_check
 from coop._core.scratch import Region, Struct, Union, block_rank, load_pair, loader, storage, store, store_pair
+from coop._core.shuffle import FULL_MASK
 from coop._core.specialize import Signature, device_function, is_none, primitive
-from coop._core.values import value_type_of, check_dtype
+from coop._core.values import check_dtype, value_type_of
 from coop.block.exchange import exchange_layout, exchanger
 from coop.block.scan import exclusive_sum_in_scratch
 
@@ -79,10 +81,12 @@ def sort_layout(key_types, value_types, threads, items_per_thread, radix_bits):
     return Union("radix_sort", rank_layout(threads, radix_bits), *exchanges)
 
 
-def _check_radix_bits(sig, radix_bits, param, threads):
+def _check_radix_bits(sig, radix_bits, param, threads, layout=None):
+    """``radix_bits`` from 1 to 8, and the ranking's scratch (``layout``, by default
+    the "memoize" ranking's) within static shared memory."""
     if radix_bits < 1 or radix_bits > MAX_RADIX_BITS:
         raise sig.error(param, f"must be from 1 to {MAX_RADIX_BITS}, got {radix_bits}")
-    needed = rank_layout(threads, radix_bits).nbytes
+    needed = (layout or rank_layout(threads, radix_bits)).nbytes
     if needed > STATIC_SHARED_LIMIT:
         # (also what keeps a counter's index in 16 bits, see ranker)
         raise sig.error(
@@ -183,6 +187,115 @@ def ranker(digit_of, threads, items_per_thread, radix_bits, descending, memoize,
     return device_function(rank), tracked
 
 
+def match_rank_layout(threads, radix_bits):
+    """The "match" ranking's scratch, as CUB's BlockRadixRankMatch TempStorage: the block
+    scan's, then 32-bit counters, one per digit and warp (``[digit][warp]``, the warps
+    padded to an odd count), read as a raking grid of an odd segment per thread."""
+    scan, _ = exclusive_sum_in_scratch(types.uint32, threads)
+    segment = _match_segment(threads, radix_bits)[1]
+    return Struct("rank", Region("scan", types.uint32, scan.bytes // 4),
+                  Region("counters", types.uint32, threads * segment))
+
+
+def _match_segment(threads, radix_bits):
+    """``(padded warps, padded raking segment)`` of the "match" ranking's counters."""
+    warps = (threads + 31) // 32
+    padded_warps = warps + 1 if warps % 2 == 0 else warps
+    segment = -(-(padded_warps << radix_bits) // threads)
+    return padded_warps, segment + 1 if segment % 2 == 0 else segment
+
+
+def match_ranker(digit_of, threads, items_per_thread, radix_bits, descending, with_digit_prefix, layout):
+    """``ranker``'s "match" variant (CUB's RADIX_RANK_MATCH): each warp counts its keys
+    item by item, the lanes holding one digit finding each other with
+    ``match.any.sync`` (the first of them adds their count to the warp's counter of that
+    digit), so equal digits rank in warp-striped order: lane ``l`` of warp ``w``'s item
+    ``i`` is position ``w*32*N + i*L + l`` (``L``: the warp's lanes). The counters are
+    32-bit: no limit on the tile's size."""
+    digits = 1 << radix_bits
+    tracked = max(1, -(-digits // threads))
+    padded_warps, segment = _match_segment(threads, radix_bits)
+    full_warps = threads // 32
+    last_warp_mask = (1 << (threads % 32)) - 1  # the lanes of a partial last warp
+    base = layout.slot("counters" if layout.name == "rank" else "rank.counters")
+    _, exclusive_sum = exclusive_sum_in_scratch(types.uint32, threads)
+    load = loader(types.uint32)
+    n = items_per_thread
+
+    def rank(ordered, ranks, begin_bit, pass_bits, digit_prefix, buffer):
+        tid = U32(block_rank())
+        first = U32(base + tid * segment)
+        # No barrier first: the previous call's last reads were of this thread's words.
+        for i in range(segment):
+            store(buffer, U32(first + i), U32(0))
+        cuda.syncthreads()
+        warp = U32(tid >> 5)
+        mask = FULL_MASK if warp < full_warps else last_warp_mask
+        lanes_before = U32(cuda.lanemask_lt())
+        slots = cuda.local.array(n, np.uint32)
+        for i in range(n):
+            digit = digit_of(ordered[i], begin_bit, pass_bits)
+            if descending:
+                digit = U32(digits - 1 - digit)
+            peers = U32(cuda.match_any_sync(mask, digit))
+            slot = U32(base + digit * padded_warps + warp)
+            warp_prefix = load(buffer, slot)
+            cuda.syncwarp(mask)
+            peers_before = U32(cuda.popc(U32(peers & lanes_before)))
+            if peers_before == 0:
+                store(buffer, slot, U32(warp_prefix + cuda.popc(peers)))
+            cuda.syncwarp(mask)
+            ranks[i] = U32(warp_prefix + peers_before)
+            slots[i] = slot
+        cuda.syncthreads()
+        # Scan the counters in memory order (digit by digit, warp by warp): each thread
+        # rakes a segment of consecutive counters.
+        cache = cuda.local.array(segment, np.uint32)
+        partial = np.uint32(0)
+        for i in range(segment):
+            cache[i] = load(buffer, U32(first + i))
+            partial = np.uint32(partial + cache[i])
+        running, _ = exclusive_sum(partial, buffer)
+        for i in range(segment):
+            store(buffer, U32(first + i), running)
+            running = np.uint32(running + cache[i])
+        cuda.syncthreads()
+        for i in range(n):
+            ranks[i] = U32(ranks[i] + load(buffer, slots[i]))
+        if with_digit_prefix:
+            for track in range(tracked):
+                bin_index = tid * tracked + track
+                if bin_index < digits:
+                    if descending:
+                        bin_index = digits - 1 - bin_index
+                    digit_prefix[track] = load(buffer, U32(base + bin_index * padded_warps))  # warp 0's counter
+            # the next call's threads reset these counters, read here by everyone
+            cuda.syncthreads()
+
+    return device_function(rank), tracked
+
+
+def _basic_or_memoize(memoize):
+    def make(digit_of, threads, items_per_thread, radix_bits, descending, with_digit_prefix, layout):
+        return ranker(digit_of, threads, items_per_thread, radix_bits, descending, memoize, with_digit_prefix,
+                      layout)
+
+    return make
+
+
+def _rank_scratch(layout):
+    return lambda key_type, threads, radix_bits: layout(threads, radix_bits)
+
+
+# CUB's RADIX_RANK_* variants: ``function(digit_of, threads, items_per_thread, radix_bits,
+# descending, with_digit_prefix, layout) -> (rank, tracked)``
+RANK_ALGORITHMS = {
+    "memoize": Algorithm(_basic_or_memoize(True), _rank_scratch(rank_layout)),
+    "basic": Algorithm(_basic_or_memoize(False), _rank_scratch(rank_layout)),
+    "match": Algorithm(match_ranker, _rank_scratch(match_rank_layout)),
+}
+
+
 def _check_key_type(sig, key_type, param):
     if not radix.is_key_type(key_type):
         raise sig.error(param, f"must hold radix keys ({radix.KEY_TYPE_NAMES}), got {key_type}")
@@ -207,14 +320,15 @@ def _to_ordered_items(key_type, n):
     return device_function(fill), np.dtype("uint%d" % radix.key_bits(key_type))
 
 
-def _rank_temp_storage_bytes(sig, key_type, threads, num_bits):
+def _rank_temp_storage_bytes(sig, key_type, threads, num_bits, algorithm="memoize"):
     """Bytes a ``temp_storage=`` array needs for a ranking of ``key_dtype`` keys by
-    ``num_bits``-bit digits in blocks of ``threads``."""
+    ``num_bits``-bit digits in blocks of ``threads`` with ``algorithm``."""
     _check_key_type(sig, key_type, "dtype")
     block = required_threads(sig, threads)
     bits = sig.constant_int(num_bits, "num_bits")
-    _check_radix_bits(sig, bits, "num_bits", block)
-    return rank_layout(block, bits).nbytes
+    name, chosen = choose(sig, algorithm, RANK_ALGORITHMS)
+    _check_radix_bits(sig, bits, "num_bits", block, chosen.layout(key_type, block, bits))
+    return chosen.temp_storage_bytes(key_type, block, bits)
 
 
 def _sort_temp_storage_bytes(sig, key_type, threads, items_per_thread, value_dtype=None, radix_bits=4):
@@ -260,12 +374,20 @@ def radix_rank(keys, ranks, begin_bit, num_bits, threads=None, items_per_thread=
         {threads} Required.
     items_per_thread : int, compile-time constant
         The length of ``keys`` and ``ranks`` (required); ``threads * items_per_thread``
-        at most 65535.
+        at most 65535 (but for "match").
     descending : bool, compile-time constant, default False
         Rank larger digits first.
     algorithm : str, compile-time constant, default "memoize"
         ``"memoize"`` (CUB's RADIX_RANK_MEMOIZE: the raking scan keeps its segment of
-        counters in registers) or ``"basic"`` (RADIX_RANK_BASIC: it reads them again).
+        counters in registers), ``"basic"`` (RADIX_RANK_BASIC: it reads them again) or
+        ``"match"`` (RADIX_RANK_MATCH: each warp counts its keys with
+        ``match.any.sync``, into 32-bit counters per digit and warp, so the tile may
+        exceed 65535 keys). "match" ranks keys of equal digits in *warp-striped* order
+        (lane ``l`` of warp ``w``'s item ``i`` before lane ``l+1``'s, before item
+        ``i+1``: position ``w*32*N + i*L + l``, ``L`` the warp's lanes), as CUB's: it is
+        stable for keys held warp-striped (read from global memory without the
+        transpose of a "warp_transpose" load, as CUB's onesweep does), not for blocked
+        ones.
     exclusive_digit_prefix : items array of integers, optional
         Receives, for the digits this thread tracks (thread ``r`` tracks digits
         ``r*B .. r*B+B-1`` with ``B = max(1, ceil(2**num_bits / threads))``; array length
@@ -273,7 +395,7 @@ def radix_rank(keys, ranks, begin_bit, num_bits, threads=None, items_per_thread=
     temp_storage : shared array, optional
         {temp_storage}
         Size: ``coop.block.radix_rank.temp_storage_bytes(key_dtype, threads,
-        num_bits)``.
+        num_bits, algorithm="memoize")``.
 
     Returns
     -------
@@ -324,18 +446,19 @@ def radix_rank(keys, ranks, begin_bit, num_bits, threads=None, items_per_thread=
     rank_items(sig, ranks)
     block = required_threads(sig, threads)
     n = required_items_per_thread(sig, items_per_thread)
-    _check_tile(sig, block, n)
+    name, chosen = choose(sig, algorithm, RANK_ALGORITHMS)
+    if name != "match":  # (its counters are 32-bit)
+        _check_tile(sig, block, n)
     bits = sig.constant_int(num_bits, "num_bits")
-    _check_radix_bits(sig, bits, "num_bits", block)
+    layout = chosen.layout(key_type, block, bits)
+    _check_radix_bits(sig, bits, "num_bits", block, layout)
     sig.run_time_int(begin_bit, "begin_bit")
     is_descending = sig.constant_bool(descending, "descending")
-    memoize = sig.choice(algorithm, "algorithm", ("memoize", "basic")) == "memoize"
     with_prefix = not is_none(exclusive_digit_prefix)
     if with_prefix:
         rank_items(sig, exclusive_digit_prefix, "exclusive_digit_prefix")
-    layout = rank_layout(block, bits)
-    scratch, users_buffer = storage(sig, temp_storage, layout, owner=(sig.primitive, bits))
-    rank, tracked = ranker(radix.digit(key_type), block, n, bits, is_descending, memoize, with_prefix, layout)
+    scratch, users_buffer = storage(sig, temp_storage, layout, owner=(sig.primitive, name, bits))
+    rank, tracked = chosen.function(radix.digit(key_type), block, n, bits, is_descending, with_prefix, layout)
     fill_ordered, bits_dtype = _to_ordered_items(key_type, n)
     check_keys = size_check(sig.primitive, "keys", exact=True)
     check_ranks = size_check(sig.primitive, "ranks", exact=True)
