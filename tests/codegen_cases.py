@@ -327,7 +327,10 @@ for _algorithm in ("memoize", "basic", "match"):
     case(f"radix_rank-{_algorithm}", (types.int32[::1], types.int32[::1]))(
         radix_rank_kernel(np.int32, 128, 4, _algorithm)
     )
-case("radix_rank-match-threads40", (types.int32[::1], types.int32[::1]))(radix_rank_kernel(np.int32, 40, 3, "match"))
+# a partial last warp (of a 2-D block of 48): its lanes' mask for match_any_sync and syncwarp
+case("radix_rank-match-16x3-threads", (types.int32[::1], types.int32[::1]))(
+    radix_rank_kernel(np.int32, (16, 3), 4, "match")
+)
 
 
 def radix_sort_shared_kernel(dtype, threads, n):
@@ -470,6 +473,19 @@ def radix_rank_num_bits_run_time(x, out):
     keys = cuda.local.array(2, np.int32)
     ranks = cuda.local.array(2, np.int32)
     coop.block.radix_rank(keys, ranks, 0, x[0], threads=32, items_per_thread=2)
+    out[0] = ranks[0]
+
+
+@misuse(
+    "radix-rank-unknown-algorithm",
+    (types.int32[::1], types.int32[::1]),
+    "coop.block.radix_rank: algorithm must be one of 'memoize', 'basic', 'match'; got 'onesweep'",
+    threads=32,
+)
+def radix_rank_unknown_algorithm(x, out):
+    keys = cuda.local.array(2, np.int32)
+    ranks = cuda.local.array(2, np.int32)
+    coop.block.radix_rank(keys, ranks, 0, 4, threads=32, items_per_thread=2, algorithm="onesweep")
     out[0] = ranks[0]
 
 

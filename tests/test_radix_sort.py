@@ -395,3 +395,34 @@ def test_radix_rank_2d_block_temp_storage(algorithm):
     assert_equal_exact(ranks, rank_of_position[position], "ranks")
     firsts = keys[::n].astype(np.int32)
     assert_equal_exact(sums, np.concatenate([[0], np.cumsum(firsts)[:-1]]).astype(np.int32), "exclusive sums")
+
+
+@pytest.mark.parametrize("algorithm", ["memoize", "basic", "match"])
+def test_radix_rank_consecutive_calls(algorithm):
+    """Rankings straight after one another, with no digit prefix (whose reads end with a
+    barrier): each call's counters must be reset only once the previous call's last
+    reads are done (compute-sanitizer's racecheck watches this on the GPU)."""
+    threads, n = 96, 3
+
+    @cuda.jit
+    def kernel(x, ranks_out):
+        t = cuda.threadIdx.x
+        keys = cuda.local.array(n, np.uint16)
+        ranks = cuda.local.array(n, np.int32)
+        for i in range(n):
+            keys[i] = x[t * n + i]
+        for begin in range(0, 16, 4):
+            coop.block.radix_rank(keys, ranks, begin, 4, threads=threads, items_per_thread=n, algorithm=algorithm)
+            for i in range(n):
+                ranks_out[begin // 4, t * n + i] = ranks[i]
+
+    keys = np.random.default_rng(11).integers(0, 1 << 16, threads * n).astype(np.uint16)
+    ranks = np.zeros((4, keys.size), np.int32)
+    kernel[1, threads](keys, ranks)
+    position = sequence_positions(threads, n, algorithm)
+    for k, begin in enumerate(range(0, 16, 4)):
+        in_sequence = np.empty(keys.size, np.uint64)
+        in_sequence[position] = digit_keys(keys, begin, begin + 4, False)
+        rank_of_position = np.empty(keys.size, np.int32)
+        rank_of_position[np.argsort(in_sequence, kind="stable")] = np.arange(keys.size)
+        assert_equal_exact(ranks[k], rank_of_position[position], f"ranks by bits {begin}..{begin + 3}")

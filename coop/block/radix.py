@@ -12,7 +12,9 @@ and float64, ordered as ``coop._core.radix`` describes (floats: -0.0 sorts equal
   each thread counts its keys' digits in 16-bit counters of its own in shared memory,
   a block-wide exclusive sum (``coop.block.scan``'s "warp_scans") turns the
   counters into digit offsets, and each key's rank is its digit's offset plus the keys
-  of that digit before it.
+  of that digit before it. RADIX_RANK_MATCH (``"match"``): each warp counts its keys
+  item by item in 32-bit counters per digit and warp, its lanes of one digit found with
+  ``match.any.sync``; equal digits rank in warp-striped order.
 - ``radix_sort`` sorts the tile, stably, with one ranking and one scatter
   (``coop.block.exchange``'s scatter_to_blocked) per ``radix_bits`` digit of the key,
   least significant first, keys (and values with them) exchanged through shared memory.
@@ -30,16 +32,17 @@ its own (at most 48 KiB a kernel), or takes the caller's ``temp_storage=`` (size
 its ``temp_storage_bytes``).
 """
 
+import functools
+
 import numpy as np
 from numba.cuda import types
 
 from coop._core import radix
 from coop._core.algorithm import Algorithm, choose
 from coop._core.backend import cuda
-from coop._core.exchange import STATIC_SHARED_LIMIT, rank_items, required_items_per_thread, required_threads
+from coop._core.exchange import STATIC_SHARED_LIMIT, rank_items, required_items_per_thread, required_threads, warp_mask
 from coop._core.misuse import size_check
 from coop._core.scratch import Region, Struct, Union, block_rank, load_pair, loader, storage, store, store_pair
-from coop._core.shuffle import FULL_MASK
 from coop._core.specialize import Signature, device_function, is_none, primitive
 from coop._core.values import check_dtype, value_type_of
 from coop.block.exchange import exchange_layout, exchanger
@@ -63,13 +66,43 @@ def counters_layout(radix_bits, threads):
     return Region("counters", types.uint16, 2 * ((1 << max(radix_bits - 1, 0)) + 1) * threads)
 
 
-def rank_layout(threads, radix_bits):
-    """The ranking's scratch, as CUB's BlockRadixRank TempStorage: the block scan's (at
-    the start, where ``exclusive_sum_in_scratch`` keeps it), then the counters."""
+def _after_block_scan(threads, counters):
+    """A ranking's scratch, as CUB's BlockRadixRank TempStorage: the block scan's (at the
+    start, where ``exclusive_sum_in_scratch`` keeps it), then ``counters``."""
     scan, _ = exclusive_sum_in_scratch(types.uint32, threads)
-    layout = Struct("rank", Region("scan", types.uint32, scan.bytes // 4), counters_layout(radix_bits, threads))
+    layout = Struct("rank", Region("scan", types.uint32, scan.bytes // 4), counters)
     assert layout.offset("counters") % 4 == 0  # read as 32-bit words too
     return layout
+
+
+def rank_layout(threads, radix_bits):
+    """The scratch of the "memoize" and "basic" rankings (and of the sort's)."""
+    return _after_block_scan(threads, counters_layout(radix_bits, threads))
+
+
+def _odd(count):
+    """``count``, or ``count + 1`` where even: an odd stride between rows of 32-bit words
+    puts the same column of consecutive rows in different banks."""
+    return count | 1
+
+
+def match_shape(threads, radix_bits):
+    """``(padded_warps, padded_segment)`` of the "match" ranking's counters: a row of
+    ``padded_warps`` per digit (CUB's warp_digit_counters[RADIX_DIGITS][PADDED_WARPS]),
+    scanned by each thread raking a row of ``padded_segment`` (CUB's
+    raking_grid[BLOCK_THREADS][PADDED_RAKING_SEGMENT]), both odd."""
+    padded_warps = _odd(-(-threads // 32))
+    padded_segment = _odd(-(-(padded_warps << radix_bits) // threads))
+    return padded_warps, padded_segment
+
+
+def match_rank_layout(threads, radix_bits):
+    """The "match" ranking's scratch: the block scan's, then 32-bit counters, one per
+    digit and warp, in the memory of the raking grid that scans them (CUB's union of
+    the two): the larger of the two."""
+    padded_warps, padded_segment = match_shape(threads, radix_bits)
+    words = max(padded_warps << radix_bits, threads * padded_segment)
+    return _after_block_scan(threads, Region("counters", types.uint32, words))
 
 
 def sort_layout(key_types, value_types, threads, items_per_thread, radix_bits):
@@ -105,6 +138,80 @@ def _check_tile(sig, threads, items_per_thread):
         )
 
 
+def _counters_slot(layout):
+    """The first slot of the ranking's counters in ``layout``: the ranking's own, or one
+    holding it as ``"rank"``."""
+    return layout.slot("counters" if layout.name == "rank" else "rank.counters")
+
+
+def segment_scanner(threads, segment, packed, memoize):
+    """``scan(buffer, first)``: the rankings' raking scan (CUB's, over its counters in
+    memory order): each thread's ``segment`` consecutive 32-bit words of counters from
+    slot ``first`` are replaced by the sum of every word before them, its own segment's
+    and the lower threads' (a block-wide exclusive sum, ``exclusive_sum_in_scratch``).
+    ``packed``: each word is two 16-bit counters (``load_pair``), whose high halves come
+    after every low half in digit order; else one 32-bit counter. ``memoize``: the
+    segment stays in registers between its reading and its rewriting (CUB's
+    MEMOIZE_OUTER_SCAN), else it is read again. Needs the block synchronised before it
+    (the counters are complete) and after it (before the scanned counters are read)."""
+    _, exclusive_sum = exclusive_sum_in_scratch(types.uint32, threads)
+    if packed:
+        load_word, store_word, stride = load_pair, store_pair, 2
+    else:
+        load_word, store_word, stride = loader(types.uint32), store, 1
+
+    def scan(buffer, first):
+        cache = cuda.local.array(segment, np.uint32)
+        partial = np.uint32(0)
+        for i in range(segment):
+            cache[i] = load_word(buffer, U32(first + stride * i))
+            partial = np.uint32(partial + cache[i])
+        running, total = exclusive_sum(partial, buffer)
+        if packed:
+            # the high halves come after every low half: add the low halves' total to them
+            running = np.uint32(running + (total << COUNTER_BITS))
+        for i in range(segment):
+            count = cache[i] if memoize else load_word(buffer, U32(first + stride * i))
+            store_word(buffer, U32(first + stride * i), running)
+            running = np.uint32(running + count)
+
+    return device_function(scan)
+
+
+def ranked_digit(digit_of, radix_bits, descending):
+    """A device function ``(ordered, begin_bit, pass_bits) -> digit``: the digit the
+    rankings count for a key's ordered bits, reversed (``2**radix_bits - 1 - digit``)
+    where ``descending``, so that larger digits rank first."""
+    digits = 1 << radix_bits
+
+    def digit(ordered, begin_bit, pass_bits):
+        value = digit_of(ordered, begin_bit, pass_bits)
+        if descending:
+            value = U32(digits - 1 - value)
+        return value
+
+    return device_function(digit)
+
+
+def digit_prefix_reader(threads, radix_bits, descending, counter_slot, load_counter):
+    """``(read, tracked)``: ``read(digit_prefix, buffer, tid)`` writes, for each of the
+    ``tracked`` digits thread ``tid`` tracks (CUB's BINS_TRACKED_PER_THREAD), the tile's
+    count of keys ranked before that digit's: its first counter after the scan,
+    ``counter_slot(digit, 0)`` (that of thread or warp 0)."""
+    digits = 1 << radix_bits
+    tracked = max(1, -(-digits // threads))
+
+    def read(digit_prefix, buffer, tid):
+        for track in range(tracked):
+            bin_index = U32(tid * tracked + track)
+            if bin_index < digits:
+                if descending:
+                    bin_index = U32(digits - 1 - bin_index)
+                digit_prefix[track] = load_counter(buffer, counter_slot(bin_index, 0))
+
+    return device_function(read), tracked
+
+
 def ranker(digit_of, threads, items_per_thread, radix_bits, descending, memoize, with_digit_prefix, layout):
     """``(rank, tracked)``: a device function ``rank(ordered, ranks, begin_bit, pass_bits,
     digit_prefix, buffer)`` ranking the thread's ``items_per_thread`` ordered bits by the
@@ -112,31 +219,37 @@ def ranker(digit_of, threads, items_per_thread, radix_bits, descending, memoize,
     ``digit_of(bits, begin_bit, num_bits)`` reads it, see ``coop._core.radix``) into
     ``ranks``, and, where ``with_digit_prefix``, writing the tile's
     count of keys of smaller digits for the ``tracked`` digits the thread tracks to
-    ``digit_prefix``. Its scratch is ``rank_layout``'s, at the start of ``buffer``
-    (``layout``: the buffer's whole layout, which holds it as ``"rank"`` or is it).
-    It needs the block synchronised before it if the buffer's memory was used since the
-    previous ranking's end."""
+    ``digit_prefix``: CUB's RADIX_RANK_MEMOIZE (``memoize``) or RADIX_RANK_BASIC. Its
+    scratch is ``rank_layout``'s, at the start of ``buffer`` (``layout``: the buffer's
+    whole layout, which holds it as ``"rank"`` or is it). It needs the block
+    synchronised before it if the buffer's memory was used since the previous
+    ranking's end."""
+    counted_digit = ranked_digit(digit_of, radix_bits, descending)
     log_lanes = max(radix_bits - 1, 0)
     lanes = 1 << log_lanes
     padded_lanes = lanes + 1
-    digits = 1 << radix_bits
-    tracked = max(1, -(-digits // threads))
     # the counters' first 16-bit slot
-    base = layout.slot("counters" if layout.name == "rank" else "rank.counters")
-    _, exclusive_sum = exclusive_sum_in_scratch(types.uint32, threads)
+    base = _counters_slot(layout)
+    scan_segment = segment_scanner(threads, padded_lanes, packed=True, memoize=memoize)
     load_counter = loader(types.uint16)
     n = items_per_thread
+
+    @device_function
+    def counter_slot(digit, tid):
+        # The counters are 16-bit (CUB's DigitCounter), two to a 32-bit word: digit `d`'s
+        # counter of thread `tid` is half `d >> log_lanes` of word `(d & (lanes - 1)) *
+        # threads + tid`.
+        return U32(base + 2 * ((digit & (lanes - 1)) * threads + tid) + (digit >> log_lanes))
+
+    read_digit_prefix, tracked = digit_prefix_reader(threads, radix_bits, descending, counter_slot, load_counter)
 
     def rank(ordered, ranks, begin_bit, pass_bits, digit_prefix, buffer):
         # 32-bit arithmetic, as CUB's: Numba computes integers in 64 bits (two
         # instructions per add or shift); each result cut back to 32 bits lets NVVM narrow
         # the operation itself
         tid = U32(block_rank())
-        # The counters are 16-bit (CUB's DigitCounter), two to a 32-bit word: digit `d`'s
-        # counter of thread `tid` is half `d >> log_lanes` of word `(d & (lanes - 1)) *
-        # threads + tid`. No barrier first: the previous call's last reads were of this
-        # thread's own words (a caller sharing the buffer with other phases synchronises
-        # before the call).
+        # No barrier first: the previous call's last reads were of this thread's own words
+        # (a caller sharing the buffer with other phases synchronises before the call).
         for lane in range(padded_lanes):
             store_pair(buffer, U32(base + 2 * (lane * threads + tid)), U32(0))
         # per key, its counter's slot and the count of the thread's keys of its digit
@@ -144,10 +257,8 @@ def ranker(digit_of, threads, items_per_thread, radix_bits, descending, memoize,
         slots = cuda.local.array(n, np.uint32)
         prefixes = cuda.local.array(n, np.uint32)
         for i in range(n):
-            digit = digit_of(ordered[i], begin_bit, pass_bits)
-            if descending:
-                digit = U32(digits - 1 - digit)
-            slot = U32(base + 2 * ((digit & (lanes - 1)) * threads + tid) + (digit >> log_lanes))
+            digit = counted_digit(ordered[i], begin_bit, pass_bits)
+            slot = counter_slot(digit, tid)
             count = U32(load_counter(buffer, slot))
             store(buffer, slot, np.uint16(count + 1))
             slots[i] = slot
@@ -156,143 +267,95 @@ def ranker(digit_of, threads, items_per_thread, radix_bits, descending, memoize,
         # Scan the counters in memory order (lane by lane, thread by thread; low halves,
         # then high halves), two at a time: each thread rakes a segment of consecutive
         # words.
-        first = U32(base + 2 * tid * padded_lanes)
-        cache = cuda.local.array(padded_lanes, np.uint32)
-        partial = np.uint32(0)
-        for i in range(padded_lanes):
-            cache[i] = load_pair(buffer, U32(first + 2 * i))
-            partial = np.uint32(partial + cache[i])
-        exclusive, total = exclusive_sum(partial, buffer)
-        # the high halves come after every low half: add the low halves' total to them
-        running = np.uint32(exclusive + (total << COUNTER_BITS))
-        for i in range(padded_lanes):
-            count = cache[i] if memoize else load_pair(buffer, U32(first + 2 * i))
-            store_pair(buffer, U32(first + 2 * i), running)
-            running = np.uint32(running + count)
+        scan_segment(buffer, U32(base + 2 * tid * padded_lanes))
         cuda.syncthreads()
         for i in range(n):
             ranks[i] = U32(prefixes[i] + load_counter(buffer, slots[i]))
         if with_digit_prefix:
-            for track in range(tracked):
-                bin_index = tid * tracked + track
-                if bin_index < digits:
-                    if descending:
-                        bin_index = digits - 1 - bin_index
-                    # thread 0's counter of the digit
-                    digit_prefix[track] = load_counter(buffer, U32(base + 2 * (bin_index & (lanes - 1)) * threads
-                                                                   + (bin_index >> log_lanes)))
+            read_digit_prefix(digit_prefix, buffer, tid)
             # the next call's threads reset thread 0's counters, read here by everyone
             cuda.syncthreads()
 
     return device_function(rank), tracked
 
 
-def match_rank_layout(threads, radix_bits):
-    """The "match" ranking's scratch, as CUB's BlockRadixRankMatch TempStorage: the block
-    scan's, then 32-bit counters, one per digit and warp (``[digit][warp]``, the warps
-    padded to an odd count), read as a raking grid of an odd segment per thread."""
-    scan, _ = exclusive_sum_in_scratch(types.uint32, threads)
-    segment = _match_segment(threads, radix_bits)[1]
-    return Struct("rank", Region("scan", types.uint32, scan.bytes // 4),
-                  Region("counters", types.uint32, threads * segment))
-
-
-def _match_segment(threads, radix_bits):
-    """``(padded warps, padded raking segment)`` of the "match" ranking's counters."""
-    warps = (threads + 31) // 32
-    padded_warps = warps + 1 if warps % 2 == 0 else warps
-    segment = -(-(padded_warps << radix_bits) // threads)
-    return padded_warps, segment + 1 if segment % 2 == 0 else segment
-
-
 def match_ranker(digit_of, threads, items_per_thread, radix_bits, descending, with_digit_prefix, layout):
-    """``ranker``'s "match" variant (CUB's RADIX_RANK_MATCH): each warp counts its keys
-    item by item, the lanes holding one digit finding each other with
-    ``match.any.sync`` (the first of them adds their count to the warp's counter of that
-    digit), so equal digits rank in warp-striped order: lane ``l`` of warp ``w``'s item
-    ``i`` is position ``w*32*N + i*L + l`` (``L``: the warp's lanes). The counters are
-    32-bit: no limit on the tile's size."""
-    digits = 1 << radix_bits
-    tracked = max(1, -(-digits // threads))
-    padded_warps, segment = _match_segment(threads, radix_bits)
-    full_warps = threads // 32
-    last_warp_mask = (1 << (threads % 32)) - 1  # the lanes of a partial last warp
-    base = layout.slot("counters" if layout.name == "rank" else "rank.counters")
-    _, exclusive_sum = exclusive_sum_in_scratch(types.uint32, threads)
-    load = loader(types.uint32)
+    """``(rank, tracked)`` as ``ranker``'s, by CUB's RADIX_RANK_MATCH: each warp counts
+    its keys of each digit in a 32-bit counter of its own, one key of every lane at a time
+    (``match_any_sync`` finds the lanes holding the same digit; the lowest of them
+    updates the counter), so that equal digits rank in warp-striped order (a warp's
+    item ``i`` of every lane, in lane order, before its item ``i + 1``; warp by warp).
+    Its scratch is ``match_rank_layout``'s, at the start of ``buffer`` (``layout``: that
+    layout). It needs the block synchronised before it: the previous call's last reads
+    are of any warp's counters."""
+    counted_digit = ranked_digit(digit_of, radix_bits, descending)
+    padded_warps, padded_segment = match_shape(threads, radix_bits)
+    # the counters' first 32-bit slot
+    base = _counters_slot(layout)
+    scan_segment = segment_scanner(threads, padded_segment, packed=False, memoize=True)  # as CUB's
+    load_counter = loader(types.uint32)
     n = items_per_thread
 
+    @device_function
+    def counter_slot(digit, warp):
+        # CUB's warp_digit_counters[digit][warp]
+        return U32(base + digit * padded_warps + warp)
+
+    read_digit_prefix, tracked = digit_prefix_reader(threads, radix_bits, descending, counter_slot, load_counter)
+
     def rank(ordered, ranks, begin_bit, pass_bits, digit_prefix, buffer):
-        tid = U32(block_rank())
-        first = U32(base + tid * segment)
-        # No barrier first: the previous call's last reads were of this thread's words.
-        for i in range(segment):
-            store(buffer, U32(first + i), U32(0))
-        cuda.syncthreads()
+        tid = U32(block_rank())  # (32-bit arithmetic, as in ranker)
         warp = U32(tid >> 5)
-        mask = FULL_MASK if warp < full_warps else last_warp_mask
-        lanes_before = U32(cuda.lanemask_lt())
+        # the lanes present in the thread's warp: all of them but in a partial last warp
+        warp_lanes = warp_mask(block_rank(), threads)
+        lower_lanes = cuda.lanemask_lt()
+        # each thread zeroes its segment of the raking grid, which covers the counters
+        segment_first = U32(base + tid * padded_segment)
+        for i in range(padded_segment):
+            store(buffer, U32(segment_first + i), U32(0))
+        cuda.syncthreads()
+        # per key, its counter's slot and the count of its warp's keys of its digit before
+        # it (CUB's digit_counters and ranks before the scan)
         slots = cuda.local.array(n, np.uint32)
+        prefixes = cuda.local.array(n, np.uint32)
         for i in range(n):
-            digit = digit_of(ordered[i], begin_bit, pass_bits)
-            if descending:
-                digit = U32(digits - 1 - digit)
-            peers = U32(cuda.match_any_sync(mask, digit))
-            slot = U32(base + digit * padded_warps + warp)
-            warp_prefix = load(buffer, slot)
-            cuda.syncwarp(mask)
-            peers_before = U32(cuda.popc(U32(peers & lanes_before)))
-            if peers_before == 0:
-                store(buffer, slot, U32(warp_prefix + cuda.popc(peers)))
-            cuda.syncwarp(mask)
-            ranks[i] = U32(warp_prefix + peers_before)
+            digit = counted_digit(ordered[i], begin_bit, pass_bits)
+            peers = U32(cuda.match_any_sync(warp_lanes, np.int32(digit)))  # the lanes of this digit
+            slot = counter_slot(digit, warp)
+            earlier = load_counter(buffer, slot)  # the warp's keys of this digit in its earlier items
+            cuda.syncwarp(warp_lanes)  # every peer has read the counter before the lowest updates it
+            lower_peers = U32(cuda.popc(U32(peers & lower_lanes)))
+            if lower_peers == 0:
+                store(buffer, slot, U32(earlier + cuda.popc(peers)))
+            cuda.syncwarp(warp_lanes)  # the update is seen by the warp's next item
             slots[i] = slot
+            prefixes[i] = U32(earlier + lower_peers)
         cuda.syncthreads()
         # Scan the counters in memory order (digit by digit, warp by warp): each thread
-        # rakes a segment of consecutive counters.
-        cache = cuda.local.array(segment, np.uint32)
-        partial = np.uint32(0)
-        for i in range(segment):
-            cache[i] = load(buffer, U32(first + i))
-            partial = np.uint32(partial + cache[i])
-        running, _ = exclusive_sum(partial, buffer)
-        for i in range(segment):
-            store(buffer, U32(first + i), running)
-            running = np.uint32(running + cache[i])
+        # rakes its segment of the grid.
+        scan_segment(buffer, segment_first)
         cuda.syncthreads()
         for i in range(n):
-            ranks[i] = U32(ranks[i] + load(buffer, slots[i]))
+            ranks[i] = U32(prefixes[i] + load_counter(buffer, slots[i]))
         if with_digit_prefix:
-            for track in range(tracked):
-                bin_index = tid * tracked + track
-                if bin_index < digits:
-                    if descending:
-                        bin_index = digits - 1 - bin_index
-                    digit_prefix[track] = load(buffer, U32(base + bin_index * padded_warps))  # warp 0's counter
-            # the next call's threads reset these counters, read here by everyone
-            cuda.syncthreads()
+            read_digit_prefix(digit_prefix, buffer, tid)
 
     return device_function(rank), tracked
 
 
-def _basic_or_memoize(memoize):
-    def make(digit_of, threads, items_per_thread, radix_bits, descending, with_digit_prefix, layout):
-        return ranker(digit_of, threads, items_per_thread, radix_bits, descending, memoize, with_digit_prefix,
-                      layout)
-
-    return make
-
-
-def _rank_scratch(layout):
-    return lambda key_type, threads, radix_bits: layout(threads, radix_bits)
+def _key_type_free(layout_of):
+    """An ``Algorithm`` scratch function, ``(key_type, threads, radix_bits) -> layout``,
+    for a ranking's ``layout_of(threads, radix_bits)``: the counters do not depend on the
+    key type."""
+    return lambda key_type, threads, radix_bits: layout_of(threads, radix_bits)
 
 
-# CUB's RADIX_RANK_* variants: ``function(digit_of, threads, items_per_thread, radix_bits,
-# descending, with_digit_prefix, layout) -> (rank, tracked)``
+# radix_rank's algorithms: each function makes a ranker from (digit_of, threads,
+# items_per_thread, radix_bits, descending, with_digit_prefix, layout), by keyword
 RANK_ALGORITHMS = {
-    "memoize": Algorithm(_basic_or_memoize(True), _rank_scratch(rank_layout)),
-    "basic": Algorithm(_basic_or_memoize(False), _rank_scratch(rank_layout)),
-    "match": Algorithm(match_ranker, _rank_scratch(match_rank_layout)),
+    "memoize": Algorithm(functools.partial(ranker, memoize=True), _key_type_free(rank_layout)),
+    "basic": Algorithm(functools.partial(ranker, memoize=False), _key_type_free(rank_layout)),
+    "match": Algorithm(match_ranker, _key_type_free(match_rank_layout)),
 }
 
 
@@ -406,8 +469,10 @@ def radix_rank(keys, ranks, begin_bit, num_bits, threads=None, items_per_thread=
     --------
     {block_barriers}
 
-    Here: three ``cuda.syncthreads()``; one more with ``exclusive_digit_prefix``, and
-    one more with ``temp_storage``.
+    Here, "memoize" and "basic": three ``cuda.syncthreads()``; one more with
+    ``exclusive_digit_prefix``, and one more with ``temp_storage``. "match": five,
+    whatever the options (the first waits for the previous call's reads of the
+    counters, or for other primitives' of the caller's buffer).
 
     Notes
     -----
@@ -458,7 +523,13 @@ def radix_rank(keys, ranks, begin_bit, num_bits, threads=None, items_per_thread=
     if with_prefix:
         rank_items(sig, exclusive_digit_prefix, "exclusive_digit_prefix")
     scratch, users_buffer = storage(sig, temp_storage, layout, owner=(sig.primitive, name, bits))
-    rank, tracked = chosen.function(radix.digit(key_type), block, n, bits, is_descending, with_prefix, layout)
+    rank, tracked = chosen.function(digit_of=radix.digit(key_type), threads=block, items_per_thread=n,
+                                    radix_bits=bits, descending=is_descending, with_digit_prefix=with_prefix,
+                                    layout=layout)
+    # Wait before the ranking writes: in the caller's buffer, for the primitives that
+    # used it before; with match, for the previous call's last reads (of any warp's
+    # counters; the others' are of the thread's own, or end with a barrier).
+    lead_barrier = users_buffer or name == "match"
     fill_ordered, bits_dtype = _to_ordered_items(key_type, n)
     check_keys = size_check(sig.primitive, "keys", exact=True)
     check_ranks = size_check(sig.primitive, "ranks", exact=True)
@@ -473,8 +544,8 @@ def radix_rank(keys, ranks, begin_bit, num_bits, threads=None, items_per_thread=
         ordered = cuda.local.array(n, bits_dtype)
         fill_ordered(keys, ordered)
         buffer = scratch(temp_storage)
-        if users_buffer:
-            cuda.syncthreads()  # other primitives may still be reading the caller's buffer
+        if lead_barrier:
+            cuda.syncthreads()
         rank(ordered, ranks, begin_bit, bits, exclusive_digit_prefix, buffer)
 
     return impl
