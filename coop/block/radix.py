@@ -23,7 +23,7 @@ and float64, ordered as ``coop._core.radix`` describes (floats: -0.0 sorts equal
   word's passes carrying the other words and the values.
 
 ``threads`` and ``items_per_thread`` are compile-time constants, ``T*N`` at most 65535
-(the counters are 16-bit, as CUB's). Barriers: each call synchronises the block as it
+(the counters are 16-bit, as CUB's; "match"'s are 32-bit). Barriers: each call synchronises the block as it
 needs; consecutive calls need no barrier between them. Shared memory: the ranking's
 counters (``(2**(num_bits - 1) + 1) * T`` 32-bit words) after the block scan's scratch;
 the sort keeps the ranking's and its exchanges of keys and of values in one buffer (the
