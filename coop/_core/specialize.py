@@ -475,7 +475,7 @@ class Signature:
         if SIMULATOR:
             if not isinstance(op, SimulatedCallable):
                 raise self.error(param, f"must be a function or operator, got {op}")
-            taken = _parameter_count(op.function)
+            taken = parameter_count(op.function)
             if taken is not None and not _takes(op.function, arity):
                 raise self.error(param, f"must take {what}, but it takes {taken}")
             if trial:
@@ -498,7 +498,7 @@ class Signature:
         else:
             reason = ""
         if sig is None:
-            taken = _parameter_count(op)
+            taken = parameter_count(op)
             if taken is not None and taken != arity:
                 raise self.error(param, f"must take {what}, but it takes {taken}")
             raise self.error(
@@ -527,10 +527,12 @@ def _takes(function, arity):
     return True
 
 
-def _parameter_count(op):
+def parameter_count(op):
     """How many parameters an operator has, if that can be read: a compiled device
     function's (a dispatcher type), or the simulator's Python function's."""
     if SIMULATOR:
+        if isinstance(op, SimulatedCallable):
+            op = op.function
         py_func = _python_function(op)
     else:
         dispatcher = getattr(op, "dispatcher", None)

@@ -9,7 +9,11 @@ need no barrier between them."""
 
 from coop.block import exchange
 from coop.block import shuffle
+from coop.block.adjacent_difference import subtract_left, subtract_right
+from coop.block.discontinuity import flag_heads, flag_heads_and_tails, flag_tails
+from coop.block.histogram import histogram
 from coop.block.load_store import load, store, transform
+from coop.block.run_length import run_length_decode, run_length_encode
 from coop.block.reduce import all_reduce, all_sum, reduce, sum
 from coop.block.merge import merge_sort
 from coop.block.radix import radix_rank, radix_sort
@@ -32,4 +36,12 @@ __all__ = [
     "radix_rank",
     "merge_sort",
     "radix_sort",
+    "flag_heads",
+    "flag_tails",
+    "flag_heads_and_tails",
+    "subtract_left",
+    "subtract_right",
+    "histogram",
+    "run_length_decode",
+    "run_length_encode",
 ]

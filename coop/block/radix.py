@@ -41,6 +41,7 @@ from coop._core import radix
 from coop._core.algorithm import Algorithm, choose
 from coop._core.backend import cuda
 from coop._core.exchange import STATIC_SHARED_LIMIT, rank_items, required_items_per_thread, required_threads, warp_mask
+from coop._core.items import items_or_tuple
 from coop._core.misuse import size_check
 from coop._core.scratch import Region, Struct, Union, block_rank, load_pair, loader, storage, store, store_pair
 from coop._core.specialize import Signature, device_function, is_none, primitive
@@ -129,7 +130,7 @@ def _check_radix_bits(sig, radix_bits, param, threads, layout=None):
         )
 
 
-def _check_tile(sig, threads, items_per_thread):
+def check_tile(sig, threads, items_per_thread):
     if threads * items_per_thread > MAX_TILE_ITEMS:
         raise sig.error(
             "items_per_thread",
@@ -513,7 +514,7 @@ def radix_rank(keys, ranks, begin_bit, num_bits, threads=None, items_per_thread=
     n = required_items_per_thread(sig, items_per_thread)
     name, chosen = choose(sig, algorithm, RANK_ALGORITHMS)
     if name != "match":  # (its counters are 32-bit)
-        _check_tile(sig, block, n)
+        check_tile(sig, block, n)
     bits = sig.constant_int(num_bits, "num_bits")
     layout = chosen.layout(key_type, block, bits)
     _check_radix_bits(sig, bits, "num_bits", block, layout)
@@ -646,13 +647,13 @@ def radix_sort(keys, values=None, threads=None, items_per_thread=None, begin_bit
         assert (order.reshape(2, TILE) == np.argsort(tiles, axis=1, kind="stable")).all()
     """
     sig = Signature("coop.block.radix_sort")
-    key_types, keys_tuple = _items_or_tuple(sig, keys, "keys")
+    key_types, keys_tuple = items_or_tuple(sig, keys, "keys")
     for member in key_types:
         _check_key_type(sig, member, "keys")
-    value_types, values_tuple = _items_or_tuple(sig, values, "values") if not is_none(values) else ([], False)
+    value_types, values_tuple = items_or_tuple(sig, values, "values") if not is_none(values) else ([], False)
     block = required_threads(sig, threads)
     n = required_items_per_thread(sig, items_per_thread)
-    _check_tile(sig, block, n)
+    check_tile(sig, block, n)
     bits = sig.constant_int(radix_bits, "radix_bits")
     _check_radix_bits(sig, bits, "radix_bits", block)
     words = radix.key_words(key_types)
@@ -677,6 +678,33 @@ def radix_sort(keys, values=None, threads=None, items_per_thread=None, begin_bit
     # (a caller's buffer needs no barrier of its own: each pass starts with one)
     scratch, _ = storage(sig, temp_storage, layout, owner=(sig.primitive, "union"))
 
+    sort_words = tile_sorter(sig, key_types, value_types, block, n, bits, is_descending, striped, layout)
+    as_key_arrays = _identity if keys_tuple else _one_tuple
+    as_value_arrays = _identity if values_tuple else (_one_tuple if value_types else _empty_tuple)
+    end_of = _key_width(width) if is_none(end_bit) else _given_bit
+    check_keys = _each([_length_check(sig.primitive, "keys", n)] * len(key_types))
+    check_values = _each([_length_check(sig.primitive, "values", n)] * len(value_types))
+
+    def impl(keys, values=None, threads=None, items_per_thread=None, begin_bit=0, end_bit=None,
+             descending=False, blocked_to_striped=False, radix_bits=4, temp_storage=None):
+        key_arrays = as_key_arrays(keys)
+        value_arrays = as_value_arrays(values)
+        check_keys(key_arrays, None, None)
+        check_values(value_arrays, None, None)
+        sort_words((), key_arrays, value_arrays, begin_bit, end_of(end_bit), scratch(temp_storage))
+
+    return impl
+
+
+def tile_sorter(sig, key_types, value_types, threads, items_per_thread, radix_bits, descending, striped, layout):
+    """The sort as a building block: a device function ``sort((), key_arrays,
+    value_arrays, begin_bit, end_bit, buffer)`` sorting a block's tile of keys of
+    ``key_types`` (a tuple of items arrays, one per member, most significant first),
+    and values of ``value_types`` with them, by bits ``begin_bit`` to ``end_bit`` of
+    their ordered bits, in ``buffer`` laid out by ``layout`` (which holds
+    ``sort_layout``'s at offset 0). Every pass starts with a barrier."""
+    block, n, bits, is_descending = threads, items_per_thread, radix_bits, descending
+    words = radix.key_words(key_types)
     # What moves with each pass's ranks: the words of the keys' ordered bits (the word
     # being ranked among them), then the values.
     # (the phases get the buffer itself; being a caller's, each waits before writing it)
@@ -702,31 +730,7 @@ def radix_sort(keys, values=None, threads=None, items_per_thread=None, begin_bit
         passes(word_arrays, word_arrays + value_arrays, ranks, begin_bit, end_bit, buffer)
         fill_keys(word_arrays, key_arrays, None)
 
-    sort_words = _with_local_arrays([np.dtype(str(word.bits_type)) for word in words], n, device_function(body))
-    as_key_arrays = _identity if keys_tuple else _one_tuple
-    as_value_arrays = _identity if values_tuple else (_one_tuple if value_types else _empty_tuple)
-    end_of = _key_width(width) if is_none(end_bit) else _given_bit
-    check_keys = _each([_length_check(sig.primitive, "keys", n)] * len(key_types))
-    check_values = _each([_length_check(sig.primitive, "values", n)] * len(value_types))
-
-    def impl(keys, values=None, threads=None, items_per_thread=None, begin_bit=0, end_bit=None,
-             descending=False, blocked_to_striped=False, radix_bits=4, temp_storage=None):
-        key_arrays = as_key_arrays(keys)
-        value_arrays = as_value_arrays(values)
-        check_keys(key_arrays, None, None)
-        check_values(value_arrays, None, None)
-        sort_words((), key_arrays, value_arrays, begin_bit, end_of(end_bit), scratch(temp_storage))
-
-    return impl
-
-
-def _items_or_tuple(sig, arrays, param):
-    """``(element types, is_tuple)`` of an items array or a tuple of items arrays."""
-    if isinstance(arrays, types.BaseTuple):
-        if len(arrays) == 0:
-            raise sig.error(param, "must be an items array or a tuple of items arrays, got an empty tuple")
-        return [types.unliteral(sig.items(member, param)) for member in arrays.types], True
-    return [types.unliteral(sig.items(arrays, param))], False
+    return _with_local_arrays([np.dtype(str(word.bits_type)) for word in words], n, device_function(body))
 
 
 def _word_passes(index, word, rank, radix_bits, scatter_all, scatter_all_last, last):

@@ -30,8 +30,9 @@ it are done) and after (every value is written): consecutive calls need no
 """
 
 from coop._core.backend import cuda
+from coop._core.constants import without_dead_branches
 from coop._core.misuse import output_check
-from coop._core.scratch import MAX_BLOCK_THREADS, Region, block_rank, loader, storage, store, thread_count
+from coop._core.scratch import MAX_BLOCK_THREADS, Region, Struct, block_rank, loader, storage, store, thread_count
 from coop._core.specialize import Signature, device_function, primitive
 from coop._core.values import check_dtype
 
@@ -67,6 +68,51 @@ def publish(buffer, rank, value):
     cuda.syncthreads()
     store(buffer, rank, value)
     cuda.syncthreads()
+
+
+def edge_layout(value_type, threads, predecessors, successors):
+    """The scratch of an edge exchange (``edge_exchanger``): each thread's last item
+    (``predecessors``) and first item (``successors``), in blocks of ``threads`` (None:
+    sized for 1024)."""
+    count = threads or MAX_BLOCK_THREADS
+    regions = []
+    if predecessors:
+        regions.append(Region("last_items", value_type, count))
+    if successors:
+        regions.append(Region("first_items", value_type, count))
+    return Struct("edges", *regions)
+
+
+def edge_exchanger(value_type, threads, predecessors, successors):
+    """``(layout, exchange)``: what CUB's BlockDiscontinuity and BlockAdjacentDifference
+    share. ``exchange(buffer, rank, first, last) -> (before, after)``: ``before`` is the
+    last item of thread ``rank - 1`` (``predecessors``), ``after`` the first item of
+    thread ``rank + 1`` (``successors``); the first thread's ``before`` is its own
+    ``last`` and the last thread's ``after`` its own ``first`` (no neighbour: the caller
+    decides). It waits for the block before writing (a previous call may still read
+    the buffer) and after."""
+    layout = edge_layout(value_type, threads, predecessors, successors)
+    last_slot = layout.slot("last_items") if predecessors else 0
+    first_slot = layout.slot("first_items") if successors else 0
+    load = loader(value_type)
+    count_threads = thread_count(threads)
+
+    def exchange(buffer, rank, first, last):
+        cuda.syncthreads()
+        if predecessors:
+            store(buffer, last_slot + rank, last)
+        if successors:
+            store(buffer, first_slot + rank, first)
+        cuda.syncthreads()
+        before = last
+        after = first
+        if predecessors and rank > 0:
+            before = load(buffer, last_slot + rank - 1)
+        if successors and rank < count_threads() - 1:
+            after = load(buffer, first_slot + rank + 1)
+        return before, after
+
+    return layout, device_function(without_dead_branches(exchange))
 
 
 def _value_type(sig, value):

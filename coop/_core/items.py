@@ -1,0 +1,118 @@
+"""Tiles of tuples: an items argument that is either one items array or a tuple of items
+arrays of the same length (a tile of tuples, stored as one array per member, as
+``cuda.local.array`` cannot hold tuples), read and written one tuple value at a time.
+
+A primitive written in terms of ``read(items, i)`` (the value at item ``i``: a scalar,
+or a tuple of the members' items) and ``write(items, i, value)`` handles both with one
+implementation: what it compares, shuffles or scatters is a value, and coop's scratch
+and shuffles take tuple values.
+"""
+
+import functools
+
+from numba.cuda import types
+
+from coop._core.backend import device_function
+from coop._core.misuse import size_check
+
+__all__ = ["items_or_tuple", "TileItems"]
+
+
+def items_or_tuple(sig, arrays, param):
+    """``(element types, is_tuple)`` of an items array or a tuple of items arrays."""
+    if isinstance(arrays, types.BaseTuple):
+        if len(arrays) == 0:
+            raise sig.error(param, "must be an items array or a tuple of items arrays, got an empty tuple")
+        return [types.unliteral(sig.items(member, param)) for member in arrays.types], True
+    return [types.unliteral(sig.items(arrays, param))], False
+
+
+class TileItems:
+    """An items argument checked and described: ``value_type`` (the element type, or the
+    tuple of the members' types), ``is_tuple``, and the device functions ``read``,
+    ``write`` and ``length`` (the items of the first member)."""
+
+    def __init__(self, sig, arrays, param):
+        element_types, self.is_tuple = items_or_tuple(sig, arrays, param)
+        if self.is_tuple:
+            self.value_type = types.Tuple(element_types)
+        else:
+            self.value_type = element_types[0]
+        self.members = len(element_types)
+        self.read, self.write, self.length = accessors(self.members if self.is_tuple else 0)
+
+    def checker(self, primitive_name, param):
+        """A device function ``check(arrays) -> n``: the items per thread, each member of a
+        tuple checked (at link time) to hold as many as the first."""
+        if not self.is_tuple or self.members == 1:
+            return self.length
+        check = size_check(primitive_name, param, exact=True)
+        source = "def check(arrays):\n    n = len(arrays[0])\n" + "".join(
+            f"    check_member(arrays[{k}], n)\n" for k in range(1, self.members)
+        ) + "    return n\n"
+        return _generated(source, "check", check_member=check)
+
+    def size_checker(self, primitive_name, param, exact=False):
+        """A device function ``check(arrays, n)``: every member holds ``n`` items (at
+        least ``n``; with ``exact``, exactly), checked at link time."""
+        check = size_check(primitive_name, param, exact=exact)
+        if not self.is_tuple:
+            return check
+        source = "def check(arrays, n):\n" + "".join(
+            f"    check_member(arrays[{k}], n)\n" for k in range(self.members)
+        )
+        return _generated(source, "check", check_member=check)
+
+    def check_output(self, sig, arrays, param):
+        """Check that ``arrays`` (an output) has this argument's form and member types."""
+        element_types, is_tuple = items_or_tuple(sig, arrays, param)
+        for member in (arrays.types if is_tuple else (arrays,)):
+            sig.writable(member, param)
+        mine = list(self.value_type.types) if self.is_tuple else [self.value_type]
+        if is_tuple != self.is_tuple or element_types != mine:
+            form = "a tuple of items arrays" if self.is_tuple else "an items array"
+            raise sig.error(param, f"must be {form} of {self.value_type} like the input, got {arrays}")
+
+
+@functools.lru_cache(maxsize=None)
+def accessors(members):
+    """``(read, write, length)`` device functions for one items array (``members ==
+    0``) or a tuple of ``members`` items arrays."""
+    if members == 0:
+        return _read_one, _write_one, _length_one
+    names = [f"arrays[{k}]" for k in range(members)]
+    read_source = "def read(arrays, i):\n    return (" + "".join(f"{name}[i], " for name in names) + ")\n"
+    write_source = "def write(arrays, i, value):\n" + "".join(
+        f"    {name}[i] = value[{k}]\n" for k, name in enumerate(names)
+    )
+    namespace = {}
+    exec(read_source + write_source, namespace)  # noqa: S102 - one line per member, nothing else
+    return device_function(namespace["read"]), device_function(namespace["write"]), _first_length
+
+
+@device_function
+def _read_one(items, i):
+    return items[i]
+
+
+@device_function
+def _write_one(items, i, value):
+    items[i] = value
+
+
+def _generated(source, name, **names):
+    """The device function ``name`` defined by ``source`` (one line per member of a tuple,
+    nothing else), with ``names`` as its globals."""
+    namespace = dict(names)
+    exec(source, namespace)  # noqa: S102
+    return device_function(namespace[name])
+
+
+@device_function
+def _length_one(items):
+    return len(items)
+
+
+@device_function
+def _first_length(arrays):
+    return len(arrays[0])
