@@ -1752,7 +1752,7 @@ def histogram_bins_run_time(x, out):
     "histogram-float16-counters",
     (types.uint8[::1], types.float16[::1]),
     "coop.block.histogram: histogram must be a 1-D array of counters (int32, uint32, int64, uint64, float32, "
-    "float64), got array(float16, 1d, C)",
+    "float64), got a 1-D array of float16",
 )
 def histogram_float16_counters(x, out):
     items = cuda.local.array(4, np.uint8)
@@ -1832,11 +1832,11 @@ def subtract_left_output_too_short(x, out):
 @misuse(
     "subtract-right-tuple-default-op",
     (types.int32[::1], types.int32[::1]),
-    "coop.block.subtract_right: op is required for Tuple(int32, int32) items: the default subtracts numbers",
+    "coop.block.subtract_right: op is required for Tuple(int32, float32) items: the default subtracts numbers",
 )
 def subtract_right_tuple_default_op(x, out):
     a = cuda.local.array(2, np.int32)
-    b = cuda.local.array(2, np.int32)
+    b = cuda.local.array(2, np.float32)
     for i in range(2):
         a[i] = x[i]
         b[i] = x[i]

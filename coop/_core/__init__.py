@@ -22,6 +22,8 @@ here import one another without cycles (not even function-level imports):
 - ``arithmetic``: float16-safe ``difference`` / ``less`` and ``coop.ops``'s arithmetic.
 - ``shuffle``: warp shuffles of any supported value type. ``vector``: vector memory
   accesses (aligned 2- to 16-byte loads and stores of items).
+- ``items``: tiles of tuples: an items array or a tuple of items arrays, read and
+  written one (tuple) value at a time (``TileItems``), so one implementation serves both.
 - ``scratch``: shared-memory scratch: layouts (``Region``, ``Struct``, ``Union``: named
   regions with byte offsets and a total size), the buffers (own or the caller's
   ``temp_storage``), typed ``store`` / ``load``, block rank and raking slots.

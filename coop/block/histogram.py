@@ -179,14 +179,15 @@ def _sort_counter(sig, item_type, block, n, bins, counter, partial, accumulate, 
             store(buffer, end_slot + b, tile_end)
         store(buffer, last_slot + rank, keys[n - 1])
         cuda.syncthreads()
+        # (bins as int64: slot arithmetic in the keys' narrow type would wrap on the simulator)
         if rank == 0:
-            if not sentinel or keys[0] < bins:
-                store(buffer, begin_slot + keys[0], np.uint32(0))
-            previous = keys[0]
+            previous = np.int64(keys[0])
+            if not sentinel or previous < bins:
+                store(buffer, begin_slot + previous, np.uint32(0))
         else:
-            previous = load_key(buffer, last_slot + rank - 1)
+            previous = np.int64(load_key(buffer, last_slot + rank - 1))
         for i in range(n):
-            key = keys[i]
+            key = np.int64(keys[i])
             if (i > 0 or rank > 0) and key != previous:
                 position = np.uint32(base + i)
                 if not sentinel or key < bins:
@@ -294,7 +295,8 @@ def histogram(items, histogram, bins, threads=None, items_per_thread=None, algor
         raise sig.error("items", f"must hold integer bin indices, got {item_type}")
     if not isinstance(histogram, types.Array) or histogram.ndim != 1 or histogram.dtype not in COUNTER_TYPES:
         valid = ", ".join(map(str, COUNTER_TYPES))
-        raise sig.error("histogram", f"must be a 1-D array of counters ({valid}), got {histogram}")
+        got = f"a {histogram.ndim}-D array of {histogram.dtype}" if isinstance(histogram, types.Array) else histogram
+        raise sig.error("histogram", f"must be a 1-D array of counters ({valid}), got {got}")
     sig.writable(histogram, "histogram")
     count_bins = _bins(sig, bins)
     name, chosen = choose(sig, algorithm, ALGORITHMS)

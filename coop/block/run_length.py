@@ -25,7 +25,7 @@ from coop._core.constants import without_dead_branches
 from coop._core.exchange import STATIC_SHARED_LIMIT, required_items_per_thread, required_threads
 from coop._core.items import TileItems
 from coop._core.misuse import size_check
-from coop._core.scratch import Region, Struct, Union, block_rank, loader, storage, store
+from coop._core.scratch import Region, Struct, block_rank, loader, storage, store
 from coop._core.specialize import Signature, is_none, primitive
 from coop.block.scan import exclusive_sum_in_scratch
 from coop.block.shuffle import edge_layout
@@ -42,11 +42,12 @@ def _offset_type(length_type):
 
 
 def _decode_layout(value_type, offset_type, threads, runs_per_thread):
-    """CUB's BlockRunLengthDecode TempStorage: the scan of the run lengths, in union with
-    the runs' values and decoded offsets."""
+    """The scan of the run lengths, then the runs' values and decoded offsets (CUB's
+    BlockRunLengthDecode TempStorage, but a struct, not a union: the runs are written
+    right after the scan, without a barrier between)."""
     runs = threads * runs_per_thread
     scan, _ = exclusive_sum_in_scratch(offset_type, threads)
-    return Union(
+    return Struct(
         "run_length_decode",
         scan,
         Struct("runs", Region("values", value_type, runs), Region("offsets", offset_type, runs)),
@@ -92,7 +93,6 @@ def _decoder(values, decoded, offset_type, block, r, layout, with_offsets):
             thread_total += as_offset(run_lengths[j])
         cuda.syncthreads()  # (a previous call's reads of the runs are done)
         running, total = exclusive_sum(thread_total, buffer)
-        cuda.syncthreads()  # the scan's reads are done before the runs overwrite it
         for j in range(r):
             store(buffer, values_slot + rank * r + j, read(run_values, j))
             store(buffer, offsets_slot + rank * r + j, running)
@@ -176,7 +176,7 @@ def run_length_decode(run_values, run_lengths, decoded, offsets=None, from_decod
     --------
     {block_barriers}
 
-    Here: four ``cuda.syncthreads()`` and the scan's (CUB does the scan once per
+    Here: two ``cuda.syncthreads()`` and the scan's (CUB does the scan once per
     constructed decoder; each call here scans the lengths again).
 
     Notes
@@ -263,11 +263,12 @@ def run_length_decode(run_values, run_lengths, decoded, offsets=None, from_decod
 
 
 def _encode_layout(value_type, threads, items_per_thread):
-    """The encode's scratch: the scan of the heads and the threads' last items (live
-    together), in union with the compacted runs (their items, and where they start)."""
+    """The encode's scratch: the scan of the heads, the threads' last items and the
+    compacted runs (their items, and where they start), side by side: each phase writes
+    its part while the previous one's may still be read."""
     tile = threads * items_per_thread
     scan, _ = exclusive_sum_in_scratch(types.int32, threads)
-    return Union(
+    return Struct(
         "run_length_encode",
         Struct("heads", scan, edge_layout(value_type, threads, True, False)),
         Struct("runs", Region("unique", value_type, tile), Region("starts", types.int32, tile + 1)),
@@ -318,7 +319,6 @@ def _encoder(tile_items, unique_items, block, n, layout, partial):
             is_head[i] = head
             heads += np.int32(head)
         run, runs = exclusive_sum(heads, buffer)
-        cuda.syncthreads()  # the scan's and the edges' reads are done before the runs overwrite them
         for i in range(n):
             if is_head[i]:
                 store(buffer, unique_slot + run, read(items, i))
@@ -380,7 +380,7 @@ def run_length_encode(items, unique, counts, threads=None, items_per_thread=None
     --------
     {block_barriers}
 
-    Here: four ``cuda.syncthreads()`` and the scan's.
+    Here: three ``cuda.syncthreads()`` and the scan's.
 
     Notes
     -----
