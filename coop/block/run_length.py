@@ -95,7 +95,7 @@ def _decoder(values, decoded, offset_type, block, r, layout, with_offsets):
         running, total = exclusive_sum(thread_total, buffer)
         for j in range(r):
             store(buffer, values_slot + rank * r + j, read(run_values, j))
-            store(buffer, offsets_slot + rank * r + j, running)
+            store(buffer, offsets_slot + rank * r + j, as_offset(running))  # (Numba widens sums to int64)
             running += as_offset(run_lengths[j])
         cuda.syncthreads()
         d = length_of(decoded)

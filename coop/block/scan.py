@@ -185,7 +185,8 @@ def exclusive_sum_in_scratch(dtype, threads):
                              load=loader(dtype), threads=threads, cache=None, lead_barrier=False)
 
     def exclusive_sum(x, buffer):
-        exclusive, aggregate = scan_block(x, buffer)
+        # (converted first: a wider value would be stored wider than its slots)
+        exclusive, aggregate = scan_block(convert(x), buffer)
         if block_rank() == 0:
             exclusive = convert(0)
         return exclusive, aggregate
