@@ -80,14 +80,9 @@ def accessors(members):
     0``) or a tuple of ``members`` items arrays."""
     if members == 0:
         return _read_one, _write_one, _length_one
-    names = [f"arrays[{k}]" for k in range(members)]
-    read_source = "def read(arrays, i):\n    return (" + "".join(f"{name}[i], " for name in names) + ")\n"
-    write_source = "def write(arrays, i, value):\n" + "".join(
-        f"    {name}[i] = value[{k}]\n" for k, name in enumerate(names)
-    )
-    namespace = {}
-    exec(read_source + write_source, namespace)  # noqa: S102 - one line per member, nothing else
-    return device_function(namespace["read"]), device_function(namespace["write"]), _first_length
+    read = "def read(arrays, i):\n    return (" + "".join(f"arrays[{k}][i], " for k in range(members)) + ")\n"
+    write = "def write(arrays, i, value):\n" + "".join(f"    arrays[{k}][i] = value[{k}]\n" for k in range(members))
+    return _generated(read, "read"), _generated(write, "write"), _first_length
 
 
 @device_function

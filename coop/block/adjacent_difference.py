@@ -20,7 +20,7 @@ from coop._core.arithmetic import difference
 from coop._core.backend import device_function
 from coop._core.constants import without_dead_branches
 from coop._core.items import TileItems
-from coop._core.scratch import MAX_BLOCK_THREADS, block_rank, storage, thread_count
+from coop._core.scratch import block_rank, storage, thread_count
 from coop._core.specialize import Signature, is_none, primitive
 from coop._core.values import convertible, converter, is_numeric_scalar
 from coop.block.discontinuity import apply_two, comparison, neighbour
@@ -111,9 +111,8 @@ def _specialise(sig, items, output, op, tile_neighbour, threads, valid_items, te
         apply = comparison(sig, op, tile.value_type, "op", out.value_type, "index")
     partial = sig.run_time_int(valid_items, "valid_items") is not None
     block = sig.block_threads(threads)
-    differences = _differencer(tile.value_type, out.value_type, tile, out, apply, block, left, with_neighbour,
-                               partial)[1]
-    layout = edge_layout(tile.value_type, block or MAX_BLOCK_THREADS, left, not left)
+    layout, differences = _differencer(tile.value_type, out.value_type, tile, out, apply, block, left,
+                                       with_neighbour, partial)
     scratch, _ = storage(sig, temp_storage, layout, owner=(sig.primitive,))
     check_items = tile.checker(sig.primitive, "items")
     check_output = out.size_checker(sig.primitive, "output")

@@ -27,7 +27,7 @@ from coop._core.backend import device_function
 from coop._core.constants import without_dead_branches
 from coop._core.items import TileItems
 from coop._core.misuse import size_check
-from coop._core.scratch import MAX_BLOCK_THREADS, block_rank, storage, thread_count
+from coop._core.scratch import block_rank, storage, thread_count
 from coop._core.specialize import Signature, is_none, parameter_count, primitive
 from coop._core.values import converter, is_numeric_scalar
 from coop.block.shuffle import edge_exchanger, edge_layout
@@ -154,9 +154,8 @@ def _specialise(sig, items, head_flags, tail_flags, flag_op, tile_predecessor, t
     with_successor = tails and neighbour(sig, tile_successor, "tile_successor", tile.value_type)
     partial = sig.run_time_int(valid_items, "valid_items") is not None
     block = sig.block_threads(threads)
-    flag = _flagger(tile.value_type, tile.read, tile.length, apply, block, heads, tails, with_predecessor,
-                    with_successor, partial)[1]
-    layout = edge_layout(tile.value_type, block or MAX_BLOCK_THREADS, heads, tails)
+    layout, flag = _flagger(tile.value_type, tile.read, tile.length, apply, block, heads, tails, with_predecessor,
+                            with_successor, partial)
     scratch, _ = storage(sig, temp_storage, layout, owner=(sig.primitive,))
     check_items = tile.checker(sig.primitive, "items")
     check_heads = size_check(sig.primitive, "head_flags" if tails else "flags")
