@@ -65,6 +65,29 @@ KIND, THREADS, ITEMS, ALGORITHM = {kind!r}, {threads}, {items}, {algorithm!r}
 TILE = THREADS * ITEMS
 '''
 
+# A tile of int32 items in, one of int32 results out: flag_heads, subtract_left.
+TILE_TO_TILE = '''
+TEMP_BYTES = max(
+    coop.block.load.temp_storage_bytes(np.int32, THREADS, ITEMS, algorithm="warp_transpose"),
+    coop.block.{primitive}.temp_storage_bytes(np.int32, THREADS),
+)
+
+
+def kernel(x, out):
+    temp = cuda.shared.array(TEMP_BYTES, np.uint8, alignment=16)
+    items = cuda.local.array(ITEMS, np.int32)
+    results = cuda.local.array(ITEMS, np.int32)
+    base = cuda.blockIdx.x * TILE
+    coop.block.load(x[base:], items, threads=THREADS, items_per_thread=ITEMS, algorithm="warp_transpose",
+                    temp_storage=temp)
+    coop.block.{primitive}(items, results, {arguments}threads=THREADS, temp_storage=temp)
+    coop.block.store(out[base:], results, threads=THREADS, items_per_thread=ITEMS, algorithm="warp_transpose",
+                     temp_storage=temp)
+
+
+SIGNATURE = "void(int32[::1], int32[::1])"
+'''
+
 SOURCES = {
     "histogram": '''
 BINS = {bins}
@@ -89,48 +112,8 @@ def kernel(samples, histogram):
 
 SIGNATURE = "void(uint8[::1], uint32[::1])"
 ''',
-    "flag_heads": '''
-TEMP_BYTES = max(
-    coop.block.load.temp_storage_bytes(np.int32, THREADS, ITEMS, algorithm="warp_transpose"),
-    coop.block.flag_heads.temp_storage_bytes(np.int32, THREADS),
-)
-
-
-def kernel(x, out):
-    temp = cuda.shared.array(TEMP_BYTES, np.uint8, alignment=16)
-    items = cuda.local.array(ITEMS, np.int32)
-    flags = cuda.local.array(ITEMS, np.int32)
-    base = cuda.blockIdx.x * TILE
-    coop.block.load(x[base:], items, threads=THREADS, items_per_thread=ITEMS, algorithm="warp_transpose",
-                    temp_storage=temp)
-    coop.block.flag_heads(items, flags, operator.ne, threads=THREADS, temp_storage=temp)
-    coop.block.store(out[base:], flags, threads=THREADS, items_per_thread=ITEMS, algorithm="warp_transpose",
-                     temp_storage=temp)
-
-
-SIGNATURE = "void(int32[::1], int32[::1])"
-''',
-    "subtract_left": '''
-TEMP_BYTES = max(
-    coop.block.load.temp_storage_bytes(np.int32, THREADS, ITEMS, algorithm="warp_transpose"),
-    coop.block.subtract_left.temp_storage_bytes(np.int32, THREADS),
-)
-
-
-def kernel(x, out):
-    temp = cuda.shared.array(TEMP_BYTES, np.uint8, alignment=16)
-    items = cuda.local.array(ITEMS, np.int32)
-    differences = cuda.local.array(ITEMS, np.int32)
-    base = cuda.blockIdx.x * TILE
-    coop.block.load(x[base:], items, threads=THREADS, items_per_thread=ITEMS, algorithm="warp_transpose",
-                    temp_storage=temp)
-    coop.block.subtract_left(items, differences, threads=THREADS, temp_storage=temp)
-    coop.block.store(out[base:], differences, threads=THREADS, items_per_thread=ITEMS, algorithm="warp_transpose",
-                     temp_storage=temp)
-
-
-SIGNATURE = "void(int32[::1], int32[::1])"
-''',
+    "flag_heads": TILE_TO_TILE.format(primitive="flag_heads", arguments="operator.ne, "),
+    "subtract_left": TILE_TO_TILE.format(primitive="subtract_left", arguments=""),
     "rl_decode": '''
 RUNS = DECODED = ITEMS      # runs per thread, decoded items per thread
 WINDOW = THREADS * DECODED

@@ -6,6 +6,7 @@ import os
 
 import numpy as np
 import pytest
+from numba import cuda
 
 ON_GPU = os.environ.get("COOP_TEST_MODE") == "gpu"
 # The full matrix by default on a GPU; COOP_TEST_MATRIX=small picks the simulator's
@@ -14,6 +15,23 @@ FULL_MATRIX = os.environ.get("COOP_TEST_MATRIX", "full" if ON_GPU else "small") 
 
 
 STATIC_SHARED_BYTES = 48 * 1024
+
+# kernels of up to 1024 threads need launch bounds of 1024 on a GPU (64 registers a
+# thread), as CUDA C++ kernels need __launch_bounds__; the simulator's jit takes none
+jit_any_block = cuda.jit(launch_bounds=1024) if ON_GPU else cuda.jit
+
+
+def size_of(shape):
+    """Threads of a block shape (an int or a tuple)."""
+    return int(np.prod(shape))
+
+
+def launch_shape(shape):
+    return shape if isinstance(shape, tuple) else (shape,)
+
+
+def shape_id(shape):
+    return "x".join(map(str, shape)) if isinstance(shape, tuple) else str(shape)
 
 
 def launch_with_dynamic_shared(kernel, blocks, threads, nbytes, *args):

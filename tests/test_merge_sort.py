@@ -14,10 +14,13 @@ import coop
 from helpers import (
     FULL_MATRIX,
     INTEGER_DTYPES,
-    ON_GPU,
     STATIC_SHARED_BYTES,
     assert_equal_exact,
+    jit_any_block,
+    launch_shape,
     launch_with_dynamic_shared,
+    shape_id,
+    size_of,
 )
 
 KEY_DTYPES = INTEGER_DTYPES + [np.float16, np.float32, np.float64]
@@ -33,8 +36,6 @@ else:
     WIDTHS = [1, 8, 32]
     WARP_ITEMS = [1, 4]
 
-jit_any_block = cuda.jit(launch_bounds=1024) if ON_GPU else cuda.jit
-
 
 @cuda.jit(device=True)
 def by_last_digit(a, b):
@@ -46,18 +47,6 @@ COMPARATORS = {
     "gt": (operator.gt, lambda keys: -keys.astype(np.float64)),
     "device_function": (by_last_digit, lambda keys: keys.astype(np.int64) % 10),
 }
-
-
-def size_of(shape):
-    return int(np.prod(shape))
-
-
-def shape_id(shape):
-    return "x".join(map(str, shape)) if isinstance(shape, tuple) else str(shape)
-
-
-def launch_shape(shape):
-    return shape if isinstance(shape, tuple) else (shape,)
 
 
 def block_kernel(shape, n, key_dtype, compare, partial, dynamic=False):

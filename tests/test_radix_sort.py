@@ -11,10 +11,13 @@ import coop
 from helpers import (
     FULL_MATRIX,
     INTEGER_DTYPES,
-    ON_GPU,
     STATIC_SHARED_BYTES,
     assert_equal_exact,
+    jit_any_block,
+    launch_shape,
     launch_with_dynamic_shared,
+    shape_id,
+    size_of,
 )
 from test_radix_keys import reference_ordered, special_keys
 
@@ -26,15 +29,6 @@ if FULL_MATRIX:
 else:
     SHAPES = [32, 96, (16, 4)]
     ITEMS = [1, 3]
-
-
-# kernels of up to 1024 threads need launch bounds of 1024 on a GPU (64 registers a
-# thread), as CUDA C++ kernels need __launch_bounds__; the simulator's jit takes none
-jit_any_block = cuda.jit(launch_bounds=1024) if ON_GPU else cuda.jit
-
-
-def size_of(shape):
-    return int(np.prod(shape))
 
 
 def sort_bytes(shape, items, key_dtype, value_dtype=np.int32, radix_bits=4):
@@ -84,10 +78,6 @@ def sort_kernel(shape, n, key_dtype, begin, end, descending, striped, radix_bits
     return kernel
 
 
-def launch_shape(shape):
-    return shape if isinstance(shape, tuple) else (shape,)
-
-
 def check_sort(key_dtype, shape, n, begin=0, end=None, descending=False, striped=False, radix_bits=4, blocks=2,
                seed=0):
     rng = np.random.default_rng(seed)
@@ -122,10 +112,6 @@ def check_sort(key_dtype, shape, n, begin=0, end=None, descending=False, striped
 def test_radix_sort_every_key_type(key_dtype):
     check_sort(key_dtype, 64, 3)
     check_sort(key_dtype, 64, 3, descending=True, striped=True, seed=1)
-
-
-def shape_id(shape):
-    return "x".join(map(str, shape)) if isinstance(shape, tuple) else str(shape)
 
 
 @pytest.mark.parametrize("key_dtype", [np.uint32, np.float32] if FULL_MATRIX else [np.int32])

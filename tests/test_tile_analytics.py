@@ -11,7 +11,17 @@ import pytest
 from numba import cuda
 
 import coop
-from helpers import FULL_MATRIX, INTEGER_DTYPES, ON_GPU, STATIC_SHARED_BYTES, assert_equal_exact, launch_with_dynamic_shared
+from helpers import (
+    FULL_MATRIX,
+    INTEGER_DTYPES,
+    STATIC_SHARED_BYTES,
+    assert_equal_exact,
+    jit_any_block,
+    launch_shape,
+    launch_with_dynamic_shared,
+    shape_id,
+    size_of,
+)
 
 ITEM_DTYPES = INTEGER_DTYPES + [np.float32, np.float64]
 if FULL_MATRIX:
@@ -23,20 +33,6 @@ else:
     ITEMS = [1, 3]
     DTYPES = [np.int32, np.uint8, np.float64]
 BLOCKS = 3
-
-jit_any_block = cuda.jit(launch_bounds=1024) if ON_GPU else cuda.jit
-
-
-def size_of(shape):
-    return int(np.prod(shape))
-
-
-def launch_shape(shape):
-    return shape if isinstance(shape, tuple) else (shape,)
-
-
-def shape_id(shape):
-    return "x".join(map(str, shape)) if isinstance(shape, tuple) else str(shape)
 
 
 def dtype_id(dtype):

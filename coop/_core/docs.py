@@ -494,6 +494,17 @@ of it are done) and after (every value is written). Shared memory: one value per
 thread.
 """
 
+# Discontinuity and adjacent difference (their items and barriers).
+PARAGRAPHS["edge_items"] = """
+The thread's ``N`` items, blocked; any value type, or a tuple of items arrays of
+one length (a tile of tuples: the operator gets tuples).
+"""
+
+PARAGRAPHS["edge_barriers"] = """
+Here: two ``cuda.syncthreads()``, before and after the exchange of the threads'
+edge items through shared memory (one item per thread).
+"""
+
 # ``threads`` and ``temp_storage`` of block shuffles.
 PARAGRAPHS["shuffle_threads"] = """
 Default None: the block shape is read at run time and the scratch is sized for

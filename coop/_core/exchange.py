@@ -353,6 +353,18 @@ def required_items_per_thread(sig, items_per_thread):
     return count
 
 
+def check_static_shared(sig, temp_storage, layout, param, what, instead="pass a temp_storage= array"):
+    """Without a caller's ``temp_storage``, a primitive's scratch (``layout``) must fit
+    a kernel's static shared memory; else an error naming ``param``: "``param`` ``what``,
+    N bytes of shared memory: more than ...; ``instead``"."""
+    if is_none(temp_storage) and layout.nbytes > STATIC_SHARED_LIMIT:
+        raise sig.error(
+            param,
+            f"{what}, {layout.nbytes} bytes of shared memory: more than the {STATIC_SHARED_LIMIT} bytes of static "
+            f"shared memory a kernel may have; {instead}",
+        )
+
+
 def rank_items(sig, ranks, param="ranks"):
     rank_type = sig.items(ranks, param)
     if not isinstance(rank_type, types.Integer):

@@ -18,7 +18,9 @@ primitive allocates and what its host-side ``temp_storage_bytes`` reports, so th
 cannot disagree. Each region starts at a multiple of its value's size, so its values
 are slots of a typed array over the buffer: ``store(buffer, layout.slot("aggregate") +
 i, value)`` and ``load(buffer, ...)`` (``loader(value_type)``) write and read value
-``i`` of the region.
+``i`` of the region. ``store`` writes a value as its own type; ``storer(value_type)``
+converts it to the region's type first (compiled, a value wider than its slot, such as
+Numba's int64 sum of two int32 values, would otherwise overwrite the next slot).
 
 Compiled, the buffer is one static ``cuda.shared.array`` of 8-byte words per
 specialisation (as CUB's TempStorage), read and written through a pointer of the
@@ -45,7 +47,7 @@ from numba.cuda.extending import intrinsic
 
 from coop._core.backend import SIMULATOR, cuda, device_function
 from coop._core.misuse import size_check
-from coop._core.values import size_and_alignment, zero
+from coop._core.values import converter, size_and_alignment, zero
 
 WORD = 8  # bytes per word of the backing array: aligns every value type coop supports
 MAX_BLOCK_THREADS = 1024  # scratch is sized for this when the block size is not given
@@ -295,6 +297,15 @@ if SIMULATOR:
     def store(buffer, index, value):
         buffer[index] = value
 
+    @functools.lru_cache(maxsize=None)
+    def storer(value_type):
+        convert = converter(value_type)
+
+        def store_as(buffer, index, value):
+            buffer[index] = convert(value)
+
+        return store_as
+
     def loader(value_type):
         # A slot no thread wrote (which some primitives read and discard, e.g. a guarded
         # scatter's unfilled positions) reads as zero; a GPU gives whatever it held.
@@ -329,6 +340,28 @@ else:
             return context.get_dummy_value()
 
         return types.void(buffer, index, value_type), codegen
+
+    @functools.lru_cache(maxsize=None)
+    def storer(value_type):
+        @intrinsic
+        def store_as(typingctx, buffer, index, value):
+            """``slot[index] = value`` converted to ``value_type`` first."""
+            if not isinstance(buffer, types.Array) or not isinstance(index, types.Integer):
+                return None
+            if typingctx.can_convert(value, value_type) is None:
+                return None
+
+            def codegen(context, builder, sig, args):
+                buffer_arg, index_arg, value_arg = args
+                converted = context.cast(builder, value_arg, sig.args[2], value_type)
+                pointer = _slot_pointer(context, builder, sig.args[0], buffer_arg, index_arg, value_type)
+                model = context.data_model_manager[value_type]
+                builder.store(model.as_data(builder, converted), pointer)
+                return context.get_dummy_value()
+
+            return types.void(buffer, index, value), codegen
+
+        return store_as
 
     @functools.lru_cache(maxsize=None)
     def loader(value_type):

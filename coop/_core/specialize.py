@@ -32,7 +32,7 @@ from numba.cuda import types
 from numba.cuda.extending import overload, register_jitable
 
 from coop._core import values
-from coop._core.backend import SIMULATOR, device_function  # noqa: F401  (device_function: re-exported)
+from coop._core.backend import SIMULATOR, device_function
 from coop._core.docs import expand
 from coop._core.errors import CoopError
 from coop._core.values import check_dtype, convertible, simulated_type_of, value_type_of, zero
@@ -454,6 +454,21 @@ class Signature:
 
     # -- operators -----------------------------------------------------------------------
 
+    def operator_with_index(self, op, value_type, param, result_type, index_name):
+        """An operator taking two ``value_type`` values, ``op(a, b)``, or two and an int64
+        index, ``op(a, b, index)`` (CUB's flag_op with ``b_index``), whichever its
+        parameters say, with a result convertible to ``result_type``. Returns a device
+        function ``apply(op, a, b, index)`` calling it either way."""
+        count = parameter_count(op)
+        if count not in (None, 2, 3):
+            raise self.error(param, f"must take 2 arguments (a, b) or 3 (a, b, {index_name}), but it takes {count}")
+        if count == 3:
+            self.operator(op, value_type, param, result_type=result_type,
+                          arg_types=(value_type, value_type, types.int64))
+            return _apply_with_index
+        self.operator(op, value_type, param, result_type=result_type)
+        return apply_binary
+
     def operator(self, op, value_type, param="op", arity=2, result_type=None, arg_types=None):
         """Check that ``op`` takes ``arity`` values of ``value_type`` (or ``arg_types``)
         and returns something convertible to ``result_type`` (default ``value_type``).
@@ -509,6 +524,18 @@ class Signature:
                 param,
                 f"returns {sig.return_type}, which cannot be converted to {result_type}",
             )
+
+
+@device_function
+def apply_binary(op, a, b, index):
+    """``op(a, b)``: an operator applied by code that may also pass an index (see
+    ``Signature.operator_with_index``)."""
+    return op(a, b)
+
+
+@device_function
+def _apply_with_index(op, a, b, index):
+    return op(a, b, index)
 
 
 def _python_function(op):

@@ -21,9 +21,9 @@ from coop._core.backend import device_function
 from coop._core.constants import without_dead_branches
 from coop._core.items import TileItems
 from coop._core.scratch import block_rank, storage, thread_count
-from coop._core.specialize import Signature, is_none, primitive
+from coop._core.specialize import Signature, apply_binary, is_none, primitive
 from coop._core.values import convertible, converter, is_numeric_scalar
-from coop.block.discontinuity import apply_two, comparison, neighbour
+from coop.block.discontinuity import neighbour
 from coop.block.shuffle import edge_exchanger, edge_layout
 
 __all__ = ["subtract_left", "subtract_right"]
@@ -106,9 +106,9 @@ def _specialise(sig, items, output, op, tile_neighbour, threads, valid_items, te
     if is_none(op):
         if not is_numeric_scalar(tile.value_type):
             raise sig.error("op", f"is required for {tile.value_type} items: the default subtracts numbers")
-        op, apply = difference, apply_two
+        op, apply = difference, apply_binary
     else:
-        apply = comparison(sig, op, tile.value_type, "op", out.value_type, "index")
+        apply = sig.operator_with_index(op, tile.value_type, "op", out.value_type, "index")
     partial = sig.run_time_int(valid_items, "valid_items") is not None
     block = sig.block_threads(threads)
     layout, differences = _differencer(tile.value_type, out.value_type, tile, out, apply, block, left,
@@ -141,8 +141,7 @@ def subtract_left(items, output, op=None, tile_predecessor=None, threads=None, v
     Parameters
     ----------
     items : items array or tuple of items arrays
-        The thread's ``N`` items, blocked; a tuple of items arrays is a tile of tuples
-        (``op`` gets and returns tuples).
+        {edge_items}
     output : items array or tuple of items arrays
         Receives the thread's ``N`` results: the same form as ``items``, of a type the
         items and ``op``'s results convert to; it may be ``items`` (in place).
@@ -154,7 +153,7 @@ def subtract_left(items, output, op=None, tile_predecessor=None, threads=None, v
         tile_predecessor)``. Default: it is copied.
     threads : int or tuple, compile-time constant, optional
         {threads}
-        Without it, the scratch is sized for 1024 threads.
+        {shuffle_threads}
     valid_items : int, optional
         A partial tile (the same in every thread, CUB's SubtractLeftPartialTile): items
         at tile positions ``valid_items`` and after are copied.
@@ -171,7 +170,7 @@ def subtract_left(items, output, op=None, tile_predecessor=None, threads=None, v
     --------
     {block_barriers}
 
-    Here: two ``cuda.syncthreads()`` (before and after the exchange of edge items).
+    {edge_barriers}
 
     Notes
     -----
@@ -222,8 +221,7 @@ def subtract_right(items, output, op=None, tile_successor=None, threads=None, va
     Parameters
     ----------
     items : items array or tuple of items arrays
-        The thread's ``N`` items, blocked; a tuple of items arrays is a tile of tuples
-        (``op`` gets and returns tuples).
+        {edge_items}
     output : items array or tuple of items arrays
         Receives the thread's ``N`` results: the same form as ``items``, of a type the
         items and ``op``'s results convert to; it may be ``items`` (in place).
@@ -235,7 +233,7 @@ def subtract_right(items, output, op=None, tile_successor=None, threads=None, va
         tile_successor)``. Default: it is copied.
     threads : int or tuple, compile-time constant, optional
         {threads}
-        Without it, the scratch is sized for 1024 threads.
+        {shuffle_threads}
     valid_items : int, optional
         A partial tile (the same in every thread, CUB's SubtractRightPartialTile): the
         tile ends at position ``valid_items - 1`` (copied, or differenced with
@@ -253,7 +251,7 @@ def subtract_right(items, output, op=None, tile_successor=None, threads=None, va
     --------
     {block_barriers}
 
-    Here: two ``cuda.syncthreads()`` (before and after the exchange of edge items).
+    {edge_barriers}
 
     Notes
     -----

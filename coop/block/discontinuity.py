@@ -28,7 +28,7 @@ from coop._core.constants import without_dead_branches
 from coop._core.items import TileItems
 from coop._core.misuse import size_check
 from coop._core.scratch import block_rank, storage, thread_count
-from coop._core.specialize import Signature, is_none, parameter_count, primitive
+from coop._core.specialize import Signature, is_none, primitive
 from coop._core.values import converter, is_numeric_scalar
 from coop.block.shuffle import edge_exchanger, edge_layout
 
@@ -45,30 +45,6 @@ def _temp_storage_bytes(heads, tails):
         return edge_layout(value_type, block, heads, tails).nbytes
 
     return temp_storage_bytes
-
-
-def comparison(sig, op, value_type, param, result_type, extra_name, extra_type=types.int64):
-    """``apply(op, a, b, extra)``: ``op(a, b)``, or ``op(a, b, extra)`` for an operator
-    taking three arguments (CUB's flag_op with ``b_index``), checked for ``value_type``
-    items and a result convertible to ``result_type``."""
-    count = parameter_count(op)
-    if count not in (None, 2, 3):
-        raise sig.error(param, f"must take 2 arguments (a, b) or 3 (a, b, {extra_name}), but it takes {count}")
-    if count == 3:
-        sig.operator(op, value_type, param, result_type=result_type, arg_types=(value_type, value_type, extra_type))
-        return _apply_three
-    sig.operator(op, value_type, param, result_type=result_type)
-    return apply_two
-
-
-@device_function
-def apply_two(op, a, b, extra):
-    return op(a, b)
-
-
-@device_function
-def _apply_three(op, a, b, extra):
-    return op(a, b, extra)
 
 
 def flag_array(sig, flags, param):
@@ -149,7 +125,7 @@ def _specialise(sig, items, head_flags, tail_flags, flag_op, tile_predecessor, t
     for flags, param in ((head_flags, "head_flags" if tails else "flags"), (tail_flags, "tail_flags" if heads else "flags")):
         if flags is not None:
             flag_array(sig, flags, param)
-    apply = comparison(sig, flag_op, tile.value_type, "flag_op", types.boolean, "b_index")
+    apply = sig.operator_with_index(flag_op, tile.value_type, "flag_op", types.boolean, "b_index")
     with_predecessor = heads and neighbour(sig, tile_predecessor, "tile_predecessor", tile.value_type)
     with_successor = tails and neighbour(sig, tile_successor, "tile_successor", tile.value_type)
     partial = sig.run_time_int(valid_items, "valid_items") is not None
@@ -184,8 +160,7 @@ def flag_heads(items, flags, flag_op, tile_predecessor=None, threads=None, valid
     Parameters
     ----------
     items : items array or tuple of items arrays
-        The thread's ``N`` items, blocked; any value type, or a tuple of items arrays
-        of one length (a tile of tuples: ``flag_op`` gets tuples).
+        {edge_items}
     flags : items array
         Receives the thread's ``N`` head flags, 1 or 0 (True or False): numbers or
         bools, at least ``N`` long.
@@ -198,7 +173,7 @@ def flag_heads(items, flags, flag_op, tile_predecessor=None, threads=None, valid
         ``flag_op(tile_predecessor, item 0, 0)``. Default: it is always a head (1).
     threads : int or tuple, compile-time constant, optional
         {threads}
-        Without it, the scratch is sized for 1024 threads.
+        {shuffle_threads}
     valid_items : int, optional
         A partial tile (the same in every thread): only the first ``valid_items`` tile
         items are compared; flags past them are 0.
@@ -215,7 +190,7 @@ def flag_heads(items, flags, flag_op, tile_predecessor=None, threads=None, valid
     --------
     {block_barriers}
 
-    Here: two ``cuda.syncthreads()`` (before and after the exchange of edge items).
+    {edge_barriers}
 
     Notes
     -----
@@ -266,8 +241,7 @@ def flag_tails(items, flags, flag_op, tile_successor=None, threads=None, valid_i
     Parameters
     ----------
     items : items array or tuple of items arrays
-        The thread's ``N`` items, blocked; any value type, or a tuple of items arrays
-        of one length (a tile of tuples: ``flag_op`` gets tuples).
+        {edge_items}
     flags : items array
         Receives the thread's ``N`` tail flags, 1 or 0 (True or False): numbers or
         bools, at least ``N`` long.
@@ -279,7 +253,7 @@ def flag_tails(items, flags, flag_op, tile_successor=None, threads=None, valid_i
         ``flag_op(last item, tile_successor, T*N)``. Default: it is always a tail (1).
     threads : int or tuple, compile-time constant, optional
         {threads}
-        Without it, the scratch is sized for 1024 threads.
+        {shuffle_threads}
     valid_items : int, optional
         A partial tile (the same in every thread): the tile ends at item ``valid_items
         - 1`` (a tail, or compared with ``tile_successor``); flags past it are 0.
@@ -296,7 +270,7 @@ def flag_tails(items, flags, flag_op, tile_successor=None, threads=None, valid_i
     --------
     {block_barriers}
 
-    Here: two ``cuda.syncthreads()`` (before and after the exchange of edge items).
+    {edge_barriers}
 
     Notes
     -----
@@ -351,8 +325,7 @@ def flag_heads_and_tails(items, head_flags, tail_flags, flag_op, tile_predecesso
     Parameters
     ----------
     items : items array or tuple of items arrays
-        The thread's ``N`` items, blocked; any value type, or a tuple of items arrays
-        of one length (a tile of tuples: ``flag_op`` gets tuples).
+        {edge_items}
     head_flags, tail_flags : items arrays
         Receive the thread's head and tail flags (as ``flag_heads`` and ``flag_tails``
         give them): numbers or bools, at least ``N`` long.
@@ -363,7 +336,7 @@ def flag_heads_and_tails(items, head_flags, tail_flags, flag_op, tile_predecesso
         The items before and after the tile (see ``flag_heads`` and ``flag_tails``).
     threads : int or tuple, compile-time constant, optional
         {threads}
-        Without it, the scratch is sized for 1024 threads.
+        {shuffle_threads}
     valid_items : int, optional
         A partial tile (the same in every thread): the tile ends at item ``valid_items
         - 1``; flags past it are 0.
@@ -380,7 +353,7 @@ def flag_heads_and_tails(items, head_flags, tail_flags, flag_op, tile_predecesso
     --------
     {block_barriers}
 
-    Here: two ``cuda.syncthreads()`` (before and after the exchange of edge items).
+    {edge_barriers}
 
     Notes
     -----

@@ -30,9 +30,9 @@ from numba.cuda import types
 from coop._core.algorithm import Algorithm, choose
 from coop._core.backend import cuda, device_function
 from coop._core.constants import without_dead_branches
-from coop._core.exchange import STATIC_SHARED_LIMIT, required_items_per_thread, required_threads
+from coop._core.exchange import check_static_shared, required_items_per_thread, required_threads
 from coop._core.misuse import size_check
-from coop._core.scratch import Region, Struct, Union, block_rank, loader, storage, store, thread_count
+from coop._core.scratch import Region, Struct, Union, block_rank, loader, storage, store, storer, thread_count
 from coop._core.specialize import Signature, is_none, primitive
 from coop.block.radix import check_tile, sort_layout, tile_sorter
 
@@ -160,7 +160,7 @@ def _sort_counter(sig, item_type, block, n, bins, counter, partial, accumulate, 
     tile = block * n
     begin_slot, end_slot, last_slot = (layout.slot(f"runs.{name}") for name in ("run_begin", "run_end", "last_keys"))
     load_bound, load_key = loader(types.uint32), loader(key_type)
-    tile_end = np.uint32(tile)
+    store_bound = storer(types.uint32)
 
     def count(items, histogram, valid_items, unused, buffer):
         keys = cuda.local.array(n, key_np)
@@ -175,25 +175,24 @@ def _sort_counter(sig, item_type, block, n, bins, counter, partial, accumulate, 
         sort((), (keys,), (), 0, bits, buffer)
         cuda.syncthreads()  # the sort's last reads of the buffer are done
         for b in range(rank, bins, block):
-            store(buffer, begin_slot + b, tile_end)
-            store(buffer, end_slot + b, tile_end)
+            store_bound(buffer, begin_slot + b, tile)
+            store_bound(buffer, end_slot + b, tile)
         store(buffer, last_slot + rank, keys[n - 1])
         cuda.syncthreads()
-        # (bins as int64: slot arithmetic in the keys' narrow type would wrap on the simulator)
+        # (keys as int64: slot arithmetic in their narrow type would wrap on the simulator)
         if rank == 0:
             previous = np.int64(keys[0])
             if not sentinel or previous < bins:
-                store(buffer, begin_slot + previous, np.uint32(0))
+                store_bound(buffer, begin_slot + previous, 0)
         else:
             previous = np.int64(load_key(buffer, last_slot + rank - 1))
         for i in range(n):
             key = np.int64(keys[i])
             if (i > 0 or rank > 0) and key != previous:
-                position = np.uint32(base + i)
                 if not sentinel or key < bins:
-                    store(buffer, begin_slot + key, position)
+                    store_bound(buffer, begin_slot + key, base + i)
                 if not sentinel or previous < bins:
-                    store(buffer, end_slot + previous, position)
+                    store_bound(buffer, end_slot + previous, base + i)
             previous = key
         cuda.syncthreads()
         for b in range(rank, bins, block):
@@ -318,13 +317,8 @@ def histogram(items, histogram, bins, threads=None, items_per_thread=None, algor
         n = required_items_per_thread(sig, items_per_thread)
         check_tile(sig, block, n)
         layout = _sort_layout(item_type, block, n, count_bins, partial)
-        if sig.temp_storage(temp_storage) is None and layout.nbytes > STATIC_SHARED_LIMIT:
-            raise sig.error(
-                "bins",
-                f"with a tile of {block} x {n} items needs {layout.nbytes} bytes of shared memory to sort: "
-                f"more than the {STATIC_SHARED_LIMIT} bytes of static shared memory a kernel may have; pass a "
-                "temp_storage= array or use algorithm 'atomic'",
-            )
+        check_static_shared(sig, temp_storage, layout, "bins", f"with a tile of {block} x {n} items needs to sort",
+                            "pass a temp_storage= array or use algorithm 'atomic'")
         scratch, _ = storage(sig, temp_storage, layout, owner=(sig.primitive, name))
         count = _sort_counter(sig, item_type, block, n, count_bins, counter, partial, is_accumulating, layout)
         check_items = _exact_length(sig.primitive, n)

@@ -22,11 +22,12 @@ import numpy as np
 
 from coop._core.backend import cuda, device_function
 from coop._core.constants import without_dead_branches
-from coop._core.exchange import STATIC_SHARED_LIMIT, required_items_per_thread, required_threads
+from coop._core.exchange import check_static_shared, required_items_per_thread, required_threads
 from coop._core.items import TileItems
 from coop._core.misuse import size_check
-from coop._core.scratch import Region, Struct, block_rank, loader, storage, store
+from coop._core.scratch import Region, Struct, block_rank, loader, storage, store, storer
 from coop._core.specialize import Signature, is_none, primitive
+from coop._core.values import value_type_of
 from coop.block.scan import exclusive_sum_in_scratch
 from coop.block.shuffle import edge_layout
 
@@ -58,8 +59,6 @@ def _decode_temp_storage_bytes(sig, value_type, threads, runs_per_thread, length
     """Bytes a ``temp_storage=`` array needs to decode runs of ``dtype`` values (a tuple
     of dtypes for tuples) with ``length_dtype`` lengths, ``runs_per_thread`` per thread,
     in blocks of ``threads``."""
-    from coop._core.values import value_type_of
-
     return _decode_layout(value_type, _offset_type(value_type_of(length_dtype)), required_threads(sig, threads),
                           _runs_per_thread(sig, runs_per_thread)).nbytes
 
@@ -82,6 +81,7 @@ def _decoder(values, decoded, offset_type, block, r, layout, with_offsets):
     steps = runs.bit_length()
     values_slot, offsets_slot = layout.slot("runs.values"), layout.slot("runs.offsets")
     load_value, load_offset = loader(values.value_type), loader(offset_type)
+    store_offset = storer(offset_type)
     read, write = values.read, decoded.write
     length_of = decoded.length
     as_offset = np.dtype(str(offset_type)).type
@@ -95,7 +95,7 @@ def _decoder(values, decoded, offset_type, block, r, layout, with_offsets):
         running, total = exclusive_sum(thread_total, buffer)
         for j in range(r):
             store(buffer, values_slot + rank * r + j, read(run_values, j))
-            store(buffer, offsets_slot + rank * r + j, as_offset(running))  # (Numba widens sums to int64)
+            store_offset(buffer, offsets_slot + rank * r + j, running)
             running += as_offset(run_lengths[j])
         cuda.syncthreads()
         d = length_of(decoded)
@@ -238,10 +238,7 @@ def run_length_decode(run_values, run_lengths, decoded, offsets=None, from_decod
     r = _runs_per_thread(sig, runs_per_thread)
     offset_type = _offset_type(length_type)
     layout = _decode_layout(values.value_type, offset_type, block, r)
-    if is_none(temp_storage) and layout.nbytes > STATIC_SHARED_LIMIT:
-        raise sig.error("runs_per_thread", f"makes {block} x {r} runs, {layout.nbytes} bytes of shared memory: more "
-                                           f"than the {STATIC_SHARED_LIMIT} bytes a kernel may have statically; "
-                                           "pass a temp_storage= array")
+    check_static_shared(sig, temp_storage, layout, "runs_per_thread", f"makes {block} x {r} runs")
     scratch, _ = storage(sig, temp_storage, layout, owner=(sig.primitive,))
     decode = _decoder(values, out, offset_type, block, r, layout, with_offsets)
     check_values = values.size_checker(sig.primitive, "run_values", exact=True)
@@ -290,6 +287,7 @@ def _encoder(tile_items, unique_items, block, n, layout, partial):
     unique_slot, starts_slot = layout.slot("runs.unique"), layout.slot("runs.starts")
     value_type = tile_items.value_type
     load_item, load_start = loader(value_type), loader(types.int32)
+    store_start = storer(types.int32)
     tile = block * n
 
     def encode(items, unique, counts, valid_items, buffer):
@@ -322,10 +320,10 @@ def _encoder(tile_items, unique_items, block, n, layout, partial):
         for i in range(n):
             if is_head[i]:
                 store(buffer, unique_slot + run, read(items, i))
-                store(buffer, starts_slot + run, np.int32(base + i))
+                store_start(buffer, starts_slot + run, base + i)
                 run += 1
         if rank == 0:
-            store(buffer, starts_slot + runs, np.int32(end))
+            store_start(buffer, starts_slot + runs, end)
         cuda.syncthreads()
         for i in range(n):
             k = base + i
@@ -433,10 +431,7 @@ def run_length_encode(items, unique, counts, threads=None, items_per_thread=None
     n = required_items_per_thread(sig, items_per_thread)
     partial = sig.run_time_int(valid_items, "valid_items") is not None
     layout = _encode_layout(tile_items.value_type, block, n)
-    if is_none(temp_storage) and layout.nbytes > STATIC_SHARED_LIMIT:
-        raise sig.error("items_per_thread", f"makes a tile of {block} x {n} items, {layout.nbytes} bytes of shared "
-                                            f"memory: more than the {STATIC_SHARED_LIMIT} bytes a kernel may have "
-                                            "statically; pass a temp_storage= array")
+    check_static_shared(sig, temp_storage, layout, "items_per_thread", f"makes a tile of {block} x {n} items")
     scratch, _ = storage(sig, temp_storage, layout, owner=(sig.primitive,))
     encode = _encoder(tile_items, unique_items, block, n, layout, partial)
     check_items = tile_items.size_checker(sig.primitive, "items", exact=True)
