@@ -17,7 +17,8 @@ TempStorage union, ``__syncthreads()`` between the calls):
 - run_length_decode: each block's THREADS*R runs (int32 values, int32 lengths 1 or 2; 2^26
   runs by default), decoded window after window (THREADS*R items a window, R = 4 at 128
   threads, 8 at 256) to the block's place in the output (per-block offsets from the host).
-  coop scans the lengths again in every call, CUB once in its constructor.
+  coop stores the runs in the first window's call (``runs_stored=window > 0``), CUB in its
+  decoder's constructor.
 - run_length_encode (coop only; CUB has no block encode) of the int32 runs, 128x4 and
   256x8, storing the unique items, counts and each block's run count; compared with a copy
   kernel (the same load and store alone), coop's and CUB's.
@@ -91,6 +92,7 @@ SIGNATURE = "void(int32[::1], int32[::1])"
 SOURCES = {
     "histogram": '''
 BINS = {bins}
+BIN_STEPS = -(-BINS // THREADS)
 TEMP_BYTES = max(
     coop.block.load.temp_storage_bytes(np.uint8, THREADS, ITEMS, algorithm="warp_transpose"),
     coop.block.histogram.temp_storage_bytes(np.uint8, THREADS, ITEMS, BINS, algorithm={algorithm!r}),
@@ -106,8 +108,10 @@ def kernel(samples, histogram):
                     temp_storage=temp)
     coop.block.histogram(items, counts, BINS, threads=THREADS, items_per_thread=ITEMS, algorithm={algorithm!r}{histogram_temp})
     cuda.syncthreads()
-    for b in range(cuda.threadIdx.x, BINS, THREADS):
-        cuda.atomic.add(histogram, b, counts[b])
+    for k in range(BIN_STEPS):  # (a constant trip count, as nvcc makes of CUB's side's loop)
+        b = cuda.threadIdx.x + k * THREADS
+        if b < BINS:
+            cuda.atomic.add(histogram, b, counts[b])
 
 
 SIGNATURE = "void(uint8[::1], uint32[::1])"
@@ -137,11 +141,9 @@ def kernel(values_in, lengths_in, block_offsets, out):
     window = 0
     while True:
         total = coop.block.run_length_decode(values, lengths, items, from_decoded_offset=window, threads=THREADS,
-                                             runs_per_thread=RUNS, temp_storage=temp)
-        for i in range(DECODED):
-            position = window + cuda.threadIdx.x * DECODED + i
-            if position < total:
-                out[offset + position] = items[i]
+                                             runs_per_thread=RUNS, temp_storage=temp, runs_stored=window > 0)
+        coop.block.store(out[offset + window:], items, threads=THREADS, items_per_thread=DECODED,
+                         valid_items=total - window)
         window += WINDOW
         if window >= total:
             break

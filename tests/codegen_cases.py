@@ -1689,7 +1689,7 @@ def run_length_decode_kernel(dtype, threads, runs, decoded):
         window = 0
         while True:
             total = coop.block.run_length_decode(v, n, items, offsets, from_decoded_offset=window, threads=T,
-                                                 runs_per_thread=R)
+                                                 runs_per_thread=R, runs_stored=window > 0)
             for i in range(D):
                 position = window + cuda.threadIdx.x * D + i
                 if position < total:
@@ -1872,6 +1872,21 @@ def run_length_decode_runs_per_thread_missing(x, out):
     coop.block.run_length_decode(items, lengths, items, threads=128)
     out[0] = items[0]
 
+
+
+@misuse(
+    "run-length-decode-runs-stored-not-a-bool",
+    (types.int32[::1], types.int32[::1]),
+    "coop.block.run_length_decode: runs_stored must be True or False",
+)
+def run_length_decode_runs_stored_not_a_bool(x, out):
+    items = cuda.local.array(2, np.int32)
+    lengths = cuda.local.array(2, np.int32)
+    for i in range(2):
+        items[i] = x[i]
+        lengths[i] = 1
+    coop.block.run_length_decode(items, lengths, items, threads=128, runs_per_thread=2, runs_stored=x[0])
+    out[0] = items[0]
 
 
 # -- compiling ---------------------------------------------------------------------------

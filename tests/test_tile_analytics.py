@@ -380,7 +380,8 @@ SENTINEL = 7
 
 
 def run_length_kernel(shape, n, d, dtype, partial, dynamic):
-    """Encode each block's tile, then decode the runs back, ``d`` items per thread a window."""
+    """Encode each block's tile, then decode the runs back, ``d`` items per thread a window
+    (the runs stored by the first window's call only)."""
     T, N, D, THREADS = shape, n, d, size_of(shape)
     TILE = THREADS * n
 
@@ -415,10 +416,11 @@ def run_length_kernel(shape, n, d, dtype, partial, dynamic):
         while True:
             if dynamic:
                 total = coop.block.run_length_decode(unique, counts, decoded, offsets, from_decoded_offset=window,
-                                                     threads=T, runs_per_thread=N, temp_storage=temp)
+                                                     threads=T, runs_per_thread=N, temp_storage=temp,
+                                                     runs_stored=window > 0)
             else:
                 total = coop.block.run_length_decode(unique, counts, decoded, offsets, from_decoded_offset=window,
-                                                     threads=T, runs_per_thread=N)
+                                                     threads=T, runs_per_thread=N, runs_stored=window > 0)
             for i in range(D):
                 position = window + rank * D + i
                 if position < total:
@@ -489,7 +491,7 @@ def test_run_length_shapes(shape, n):
 
 def test_run_length_decode_zero_length_runs():
     """Runs of length 0 anywhere (and more of them than decoded items), decoded into
-    windows of another size than the runs; tuple values."""
+    windows of another size than the runs; tuple values; every call stores the runs."""
     T, R, D = 32, 3, 5
 
     @jit_any_block

@@ -346,6 +346,14 @@ class Signature:
             return ty
         raise self.error(param, f"must be an integer, got {ty}")
 
+    def run_time_bool(self, ty, param):
+        """A flag that may vary at run time (a bool, or a constant True or False)."""
+        if isinstance(ty, types.Omitted):
+            ty = ty.value
+        if isinstance(ty, (bool, types.Boolean, types.BooleanLiteral)):
+            return ty
+        raise self.error(param, f"must be True or False, got {ty}")
+
     def temp_storage(self, ty, param="temp_storage"):
         """The optional ``temp_storage`` array (None if not given)."""
         if is_none(ty):

@@ -120,15 +120,31 @@ def _initialiser(block, bins, zero):
     """``initialise(histogram)``: the counters set to 0, striped over the block, between
     barriers (earlier readers of the counters are done; every counter is 0 after)."""
     count_threads = thread_count(block)
+    striped = block is not None
+    steps, exact = _striped_steps(bins, block or 1)
 
     def initialise(histogram):
         cuda.syncthreads()
         rank = block_rank()
-        for b in range(rank, bins, count_threads()):
-            histogram[b] = zero
+        if striped:
+            for k in range(steps):
+                b = rank + k * block
+                if exact or b < bins:
+                    histogram[b] = zero
+        else:
+            for b in range(rank, bins, count_threads()):
+                histogram[b] = zero
         cuda.syncthreads()
 
     return device_function(initialise)
+
+
+def _striped_steps(bins, threads):
+    """``(steps, exact)`` of a loop over the bins striped over a block of ``threads``
+    (bin ``rank + k*threads`` at step ``k``): a constant trip count unrolls, where
+    ``range(rank, bins, threads)`` compiles to a run-time loop (CUB's loops are the
+    same); ``exact``: every step's bin is in range."""
+    return -(-bins // threads), bins % threads == 0
 
 
 def _atomic_counter(item_type, block, bins, counter, partial, accumulate):
@@ -161,6 +177,7 @@ def _sort_counter(sig, item_type, block, n, bins, counter, partial, accumulate, 
     begin_slot, end_slot, last_slot = (layout.slot(f"runs.{name}") for name in ("run_begin", "run_end", "last_keys"))
     load_bound, load_key = loader(types.uint32), loader(key_type)
     store_bound = storer(types.uint32)
+    steps, exact = _striped_steps(bins, block)
 
     def count(items, histogram, valid_items, unused, buffer):
         keys = cuda.local.array(n, key_np)
@@ -174,9 +191,11 @@ def _sort_counter(sig, item_type, block, n, bins, counter, partial, accumulate, 
                 keys[i] = item
         sort((), (keys,), (), 0, bits, buffer)
         cuda.syncthreads()  # the sort's last reads of the buffer are done
-        for b in range(rank, bins, block):
-            store_bound(buffer, begin_slot + b, tile)
-            store_bound(buffer, end_slot + b, tile)
+        for k in range(steps):
+            b = rank + k * block
+            if exact or b < bins:
+                store_bound(buffer, begin_slot + b, tile)
+                store_bound(buffer, end_slot + b, tile)
         store(buffer, last_slot + rank, keys[n - 1])
         cuda.syncthreads()
         # (keys as int64: slot arithmetic in their narrow type would wrap on the simulator)
@@ -195,12 +214,14 @@ def _sort_counter(sig, item_type, block, n, bins, counter, partial, accumulate, 
                     store_bound(buffer, end_slot + previous, base + i)
             previous = key
         cuda.syncthreads()
-        for b in range(rank, bins, block):
-            runs = load_bound(buffer, end_slot + b) - load_bound(buffer, begin_slot + b)
-            if accumulate:
-                cuda.atomic.add(histogram, b, counter(runs))
-            else:
-                histogram[b] = counter(runs)
+        for k in range(steps):
+            b = rank + k * block
+            if exact or b < bins:
+                runs = load_bound(buffer, end_slot + b) - load_bound(buffer, begin_slot + b)
+                if accumulate:
+                    cuda.atomic.add(histogram, b, counter(runs))
+                else:
+                    histogram[b] = counter(runs)
 
     return device_function(without_dead_branches(count))
 

@@ -43,15 +43,15 @@ def _offset_type(length_type):
 
 
 def _decode_layout(value_type, offset_type, threads, runs_per_thread):
-    """The scan of the run lengths, then the runs' values and decoded offsets (CUB's
-    BlockRunLengthDecode TempStorage, but a struct, not a union: the runs are written
-    right after the scan, without a barrier between)."""
+    """The scan of the run lengths, then the runs' values and decoded offsets, the total
+    after the last run's (CUB's BlockRunLengthDecode TempStorage, but a struct, not a
+    union: the runs are written right after the scan, without a barrier between)."""
     runs = threads * runs_per_thread
     scan, _ = exclusive_sum_in_scratch(offset_type, threads)
     return Struct(
         "run_length_decode",
         scan,
-        Struct("runs", Region("values", value_type, runs), Region("offsets", offset_type, runs)),
+        Struct("runs", Region("values", value_type, runs), Region("offsets", offset_type, runs + 1)),
     )
 
 
@@ -74,8 +74,8 @@ def _runs_per_thread(sig, runs_per_thread):
 
 
 def _decoder(values, decoded, offset_type, block, r, layout, with_offsets):
-    """``decode(run_values, run_lengths, decoded, offsets, from_decoded_offset, buffer) ->
-    total``."""
+    """``decode(run_values, run_lengths, decoded, offsets, from_decoded_offset,
+    runs_stored, buffer) -> total``."""
     _, exclusive_sum = exclusive_sum_in_scratch(offset_type, block)
     runs = block * r
     steps = runs.bit_length()
@@ -86,45 +86,47 @@ def _decoder(values, decoded, offset_type, block, r, layout, with_offsets):
     length_of = decoded.length
     as_offset = np.dtype(str(offset_type)).type
 
-    def decode(run_values, run_lengths, decoded, offsets, from_decoded_offset, buffer):
+    def decode(run_values, run_lengths, decoded, offsets, from_decoded_offset, runs_stored, buffer):
         rank = block_rank()
-        thread_total = as_offset(0)
-        for j in range(r):
-            thread_total += as_offset(run_lengths[j])
-        cuda.syncthreads()  # (a previous call's reads of the runs are done)
-        running, total = exclusive_sum(thread_total, buffer)
-        for j in range(r):
-            store(buffer, values_slot + rank * r + j, read(run_values, j))
-            store_offset(buffer, offsets_slot + rank * r + j, running)
-            running += as_offset(run_lengths[j])
-        cuda.syncthreads()
+        if not runs_stored:
+            thread_total = as_offset(0)
+            for j in range(r):
+                thread_total += as_offset(run_lengths[j])
+            cuda.syncthreads()  # (a previous call's reads of the runs are done)
+            running, total = exclusive_sum(thread_total, buffer)
+            for j in range(r):
+                store(buffer, values_slot + rank * r + j, read(run_values, j))
+                store_offset(buffer, offsets_slot + rank * r + j, running)
+                running += as_offset(run_lengths[j])
+            if rank == block - 1:
+                store_offset(buffer, offsets_slot + runs, total)
+            cuda.syncthreads()
+        total = load_offset(buffer, offsets_slot + runs)
         d = length_of(decoded)
-        start = as_offset(from_decoded_offset) + as_offset(rank * d)
+        # (positions and run indices narrowed back after each operation: Numba computes
+        # int32 arithmetic in 64 bits, which doubles the search's instructions)
+        start = as_offset(as_offset(from_decoded_offset) + as_offset(rank * d))
         # the last run starting at or before ``start`` (CUB's StaticUpperBound, minus one):
         # zero-length runs before it are skipped
-        low, high = 0, runs
+        low, high = np.int32(0), np.int32(runs)
         for _ in range(steps):
-            middle = min((low + high) >> 1, runs - 1)
+            middle = np.int32(min(np.int32(low + high) >> 1, runs - 1))
             if start < load_offset(buffer, offsets_slot + middle):
                 high = middle
             else:
-                low = middle + 1
-        run = max(low - 1, 0)
+                low = np.int32(middle + 1)
+        run = np.int32(max(low - 1, 0))
         run_begin = load_offset(buffer, offsets_slot + run)
-        next_begin = total
-        if run + 1 < runs:
-            next_begin = load_offset(buffer, offsets_slot + run + 1)
+        next_begin = load_offset(buffer, offsets_slot + run + 1)
         value = load_value(buffer, values_slot + run)
         for i in range(d):
-            position = start + i
+            position = as_offset(start + i)
             if position < total:
                 while next_begin <= position:  # (runs of length 0 end where they begin)
-                    run += 1
+                    run = np.int32(run + 1)
                     run_begin = next_begin
                     value = load_value(buffer, values_slot + run)
-                    next_begin = total
-                    if run + 1 < runs:
-                        next_begin = load_offset(buffer, offsets_slot + run + 1)
+                    next_begin = load_offset(buffer, offsets_slot + run + 1)
                 write(decoded, i, value)
                 if with_offsets:
                     offsets[i] = position - run_begin
@@ -134,9 +136,9 @@ def _decoder(values, decoded, offset_type, block, r, layout, with_offsets):
 
 
 @primitive("coop.block.run_length_decode", _decode_temp_storage_bytes, group="block",
-           uniform=("from_decoded_offset",))
+           uniform=("from_decoded_offset", "runs_stored"))
 def run_length_decode(run_values, run_lengths, decoded, offsets=None, from_decoded_offset=0, threads=None,
-                      runs_per_thread=None, temp_storage=None):
+                      runs_per_thread=None, temp_storage=None, runs_stored=False):
     """Decode a window of a block's runs into items (CUB
     BlockRunLengthDecode::RunLengthDecode, constructed from run lengths).
 
@@ -165,6 +167,13 @@ def run_length_decode(run_values, run_lengths, decoded, offsets=None, from_decod
         {temp_storage}
         Size: ``coop.block.run_length_decode.temp_storage_bytes(dtype, threads,
         runs_per_thread, length_dtype=np.int32)``.
+    runs_stored : bool, run time, default False
+        True: an earlier call, with the same ``temp_storage`` (or none in both) and the
+        same runs, stored them, and no other call has used that storage since; this call
+        decodes from them without scanning and storing the runs again (what CUB's
+        decoder object keeps between its RunLengthDecode calls). The same in every
+        thread. A loop of windows passes ``runs_stored=window > 0`` (see the example).
+        With True after anything else, the decoded items are undefined.
 
     Returns
     -------
@@ -176,8 +185,8 @@ def run_length_decode(run_values, run_lengths, decoded, offsets=None, from_decod
     --------
     {block_barriers}
 
-    Here: two ``cuda.syncthreads()`` and the scan's (CUB does the scan once per
-    constructed decoder; each call here scans the lengths again).
+    Here: with ``runs_stored=False``, two ``cuda.syncthreads()`` and the scan's (CUB's
+    decoder constructor); with ``runs_stored=True``, none (CUB's RunLengthDecode).
 
     Notes
     -----
@@ -185,7 +194,8 @@ def run_length_decode(run_values, run_lengths, decoded, offsets=None, from_decod
 
     Example
     -------
-    Decode each block's runs window by window, ``THREADS * DECODED`` items per call::
+    Decode each block's runs window by window, ``THREADS * DECODED`` items per call,
+    the runs stored by the first call only::
 
         import numpy as np
         import coop
@@ -204,7 +214,8 @@ def run_length_decode(run_values, run_lengths, decoded, offsets=None, from_decod
             window = 0
             while True:
                 total = coop.block.run_length_decode(v, n, items, from_decoded_offset=window,
-                                                     threads=THREADS, runs_per_thread=RUNS)
+                                                     threads=THREADS, runs_per_thread=RUNS,
+                                                     runs_stored=window > 0)
                 for i in range(DECODED):
                     position = window + cuda.threadIdx.x * DECODED + i
                     if position < total:
@@ -234,6 +245,7 @@ def run_length_decode(run_values, run_lengths, decoded, offsets=None, from_decod
         if not isinstance(sig.items(offsets, "offsets"), types.Integer):
             raise sig.error("offsets", f"must be an items array of integers, got {offsets.dtype}")
     sig.run_time_int(from_decoded_offset, "from_decoded_offset")
+    sig.run_time_bool(runs_stored, "runs_stored")
     block = required_threads(sig, threads)
     r = _runs_per_thread(sig, runs_per_thread)
     offset_type = _offset_type(length_type)
@@ -247,11 +259,12 @@ def run_length_decode(run_values, run_lengths, decoded, offsets=None, from_decod
     check_offsets = size_check(sig.primitive, "offsets") if with_offsets else _no_check
 
     def impl(run_values, run_lengths, decoded, offsets=None, from_decoded_offset=0, threads=None,
-             runs_per_thread=None, temp_storage=None):
+             runs_per_thread=None, temp_storage=None, runs_stored=False):
         check_values(run_values, r)
         check_lengths(run_lengths, r)
         check_offsets(offsets, check_decoded(decoded))
-        return decode(run_values, run_lengths, decoded, offsets, from_decoded_offset, scratch(temp_storage))
+        return decode(run_values, run_lengths, decoded, offsets, from_decoded_offset, runs_stored,
+                      scratch(temp_storage))
 
     return impl
 

@@ -30,6 +30,8 @@ primitives (a complete example is in the ``coop.block.reduce`` module's docstrin
 Each function's docstring details its parameters and has a complete example.
 """
 
+import numpy as np
+
 from coop._core.algorithm import Algorithm, choose
 from coop._core.backend import cuda
 from coop._core.constants import specialised, without_dead_branches
@@ -71,18 +73,20 @@ def scan_warp_scans(x, op, convert, up, idx, buffer, load, threads, cache, lead_
     """CUB's BLOCK_SCAN_WARP_SCANS. ``lead_barrier``: wait first for the previous
     call's reads of the scratch (False: the caller synchronised the block since)."""
     rank = block_rank()
-    warp = rank >> 5
-    lane = rank & 31
+    # (32-bit: in 64 bits each of the warp-prefix selects below costs two compares, and
+    # their predicates outlive a radix sort's pass)
+    warp = np.int32(rank >> 5)
+    lane = np.int32(rank & 31)
     inclusive = inclusive_scan_lanes(x, op, convert, FULL_MASK, 32)
     if lead_barrier:
         cuda.syncthreads()
-    if lane == min(31, threads - 1 - warp * 32):
+    if lane == (31 if threads % 32 == 0 else min(31, threads - 1 - warp * 32)):
         store(buffer, warp, inclusive)
     cuda.syncthreads()
     aggregate = load(buffer, 0)
     warp_prefix = aggregate
     for w in range(1, (threads + 31) >> 5):
-        if w == warp:
+        if np.int32(w) == warp:
             warp_prefix = aggregate
         aggregate = convert(op(aggregate, load(buffer, w)))
     exclusive = exclusive_from_inclusive(inclusive, x, op, convert, up, FULL_MASK)
