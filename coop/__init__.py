@@ -20,8 +20,8 @@ warp, must make the call, which the simulator checks.
 from coop._core.backend import SIMULATOR
 from coop._core.config import config
 from coop._core.errors import CoopError
-from coop import block, ops, thread, warp
+from coop import block, device, ops, thread, warp
 
 __version__ = "0.1.0"
 
-__all__ = ["thread", "warp", "block", "ops", "config", "CoopError", "SIMULATOR", "__version__"]
+__all__ = ["thread", "warp", "block", "device", "ops", "config", "CoopError", "SIMULATOR", "__version__"]

@@ -2,7 +2,8 @@
 example runs.
 
 The public primitives are the functions in ``__all__`` of coop.thread, coop.warp,
-coop.warp.exchange, coop.block, coop.block.exchange, coop.block.shuffle and coop.ops.
+coop.warp.exchange, coop.block, coop.block.exchange, coop.block.shuffle, coop.ops and
+coop.device (host functions: no Barriers section).
 Each docstring (after ``coop._core.docs.expand`` has filled in the shared paragraphs)
 has numpydoc ``Parameters`` (naming every parameter of the signature), ``Returns`` and
 ``Example`` sections, block, warp and thread primitives a ``Barriers`` section too, and
@@ -45,6 +46,7 @@ NAMESPACES = [
     "coop.block.exchange",
     "coop.block.shuffle",
     "coop.ops",
+    "coop.device",
 ]
 
 # Public modules whose docstrings may hold examples.
@@ -65,6 +67,10 @@ MODULES = [
     "coop.block.exchange",
     "coop.block.shuffle",
     "coop.block.radix",
+    "coop.device",
+    "coop.device.reduce",
+    "coop.device.scan",
+    "coop.device.select",
 ]
 
 
@@ -205,7 +211,7 @@ def test_docstring_complete(name):
     assert "CUB" in summary, f"{name}: the first line should name CUB's counterpart"
     for heading in ("Parameters", "Returns", "Example"):
         assert sections.get(heading, "").strip(), f"{name}: no {heading} section"
-    if not name.startswith("coop.ops."):
+    if not name.startswith(("coop.ops.", "coop.device.")):  # (host functions have no barriers)
         assert sections.get("Barriers", "").strip(), f"{name}: no Barriers section"
     if name.startswith(("coop.block.", "coop.warp.")):
         assert PARAGRAPHS["collective"].split()[0] in doc and "must make the call" in doc, (

@@ -1,0 +1,324 @@
+// CUB's side of benchmarks/device.py: CUB's device-wide algorithms, each called the two-phase way
+// (temp storage sized once, allocated once, outside the timed loop; only the algorithm call is timed):
+//   reduce_sum            DeviceReduce::Sum, int32 and float32, one output value
+//   inclusive_sum         DeviceScan::InclusiveSum, int32 and float32
+//   exclusive_sum         DeviceScan::ExclusiveSum, int32
+//   select_flagged        DeviceSelect::Flagged, int32 values, char flags on every other item
+//   select_if             DeviceSelect::If, int32, predicate x % 2 == 0
+//   histogram_even        DeviceHistogram::HistogramEven, float32 samples in [0, 1), 256 bins over
+//                         [0, 1), int32 counters
+//   segmented_reduce_sum  DeviceSegmentedReduce::Sum, int32, segments of 1024 items
+//   radix_sort_keys       DeviceRadixSort::SortKeys, random uint32 keys, all 32 bits, out of place
+//   radix_sort_pairs      DeviceRadixSort::SortPairs, uint32 keys and uint32 values
+//
+//   nvcc -O3 -std=c++17 -arch=sm_90 -I$CCCL_INCLUDE benchmarks/cub_device.cu -o cub_device
+//   ./cub_device [LOG2N ...]     (sizes n = 2^LOG2N, LOG2N in [10, 30]; default 16 20 24 28)
+//
+// Prints one JSON line per (algorithm, dtype, n):
+//   {"impl": "cub", "algorithm": ..., "dtype": "int32"|"float32"|"uint32", "n": ...,
+//    "seconds": ..., "gitems": ..., "gbytes": ..., "check": "ok"|"MISMATCH"}
+// seconds: per call (cub_timing.cuh: median of 20 after 3 warm-ups, events between back-to-back
+// calls); gitems: n / seconds * 1e-9 (Gkeys/s for the sorts); gbytes: nominal bytes read + written
+// (below, per algorithm) / seconds * 1e-9; check: the output of the last timed call against the host.
+#include <cub/device/device_histogram.cuh>
+#include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_reduce.cuh>
+#include <cub/device/device_scan.cuh>
+#include <cub/device/device_segmented_reduce.cuh>
+#include <cub/device/device_select.cuh>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <iterator>
+#include <numeric>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "cub_timing.cuh"
+
+constexpr int BINS = 256;
+constexpr int SEGMENT = 1024;
+
+struct IsEven {
+  __host__ __device__ bool operator()(int x) const { return x % 2 == 0; }
+};
+
+// splitmix64: fast enough for 2^28 items on the host
+struct Rng {
+  unsigned long long state;
+  unsigned long long operator()() {
+    unsigned long long z = (state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+};
+
+template <typename T> static const char* dtype_name() {
+  if constexpr (std::is_same_v<T, int>) return "int32";
+  else if constexpr (std::is_same_v<T, float>) return "float32";
+  else {
+    static_assert(std::is_same_v<T, unsigned>);
+    return "uint32";
+  }
+}
+
+// Owns a device array, so that each size's buffers are freed before the next size allocates.
+template <typename T> struct DeviceArray {
+  T* ptr = nullptr;
+  size_t size;
+  // never a zero-byte allocation: a null temp pointer would turn a CUB call back into a size query
+  explicit DeviceArray(size_t n) : size(n) { CHECK(cudaMalloc(&ptr, std::max<size_t>(n, 1) * sizeof(T))); }
+  explicit DeviceArray(const std::vector<T>& host) : DeviceArray(host.size()) {
+    CHECK(cudaMemcpy(ptr, host.data(), size * sizeof(T), cudaMemcpyHostToDevice));
+  }
+  DeviceArray(const DeviceArray&) = delete;
+  DeviceArray& operator=(const DeviceArray&) = delete;
+  ~DeviceArray() { cudaFree(ptr); }
+  std::vector<T> to_host() const {
+    std::vector<T> host(size);
+    CHECK(cudaMemcpy(host.data(), ptr, size * sizeof(T), cudaMemcpyDeviceToHost));
+    return host;
+  }
+  T at(size_t i) const {
+    T x;
+    CHECK(cudaMemcpy(&x, ptr + i, sizeof(T), cudaMemcpyDeviceToHost));
+    return x;
+  }
+};
+
+// One size's input: generated on the host, copied to the device once, shared by the algorithms.
+template <typename T> struct Input {
+  std::vector<T> host;
+  DeviceArray<T> device;
+  explicit Input(std::vector<T> h) : host(std::move(h)), device(host) {}
+  int n() const { return int(host.size()); }
+};
+
+// call(temp, temp_bytes) is one CUB device call; with temp == nullptr it only sizes the temp storage.
+template <typename Call> static double time_cub(Call call) {
+  size_t temp_bytes = 0;
+  CHECK(call(nullptr, temp_bytes));
+  DeviceArray<char> temp(temp_bytes);
+  const double s = time_it([&] { CHECK(call(temp.ptr, temp_bytes)); });
+  CHECK(cudaGetLastError());
+  CHECK(cudaDeviceSynchronize());
+  return s;
+}
+
+static void report(const char* algorithm, const char* dtype, long long n, double s, double bytes, bool ok) {
+  std::printf("{\"impl\": \"cub\", \"algorithm\": \"%s\", \"dtype\": \"%s\", \"n\": %lld, \"seconds\": %.9g, "
+              "\"gitems\": %.6g, \"gbytes\": %.6g, \"check\": \"%s\"}\n",
+              algorithm, dtype, n, s, double(n) / s * 1e-9, bytes / s * 1e-9, ok ? "ok" : "MISMATCH");
+  std::fflush(stdout);
+}
+
+// Float sums differ from the host's double sum by the order of the additions, not by a bug:
+// compare within a relative 1e-3 (absolute near zero, where the first prefixes are).
+static bool close(double got, double expected) {
+  return std::fabs(got - expected) <= 1e-3 * std::max(std::fabs(expected), 1.0);
+}
+
+// -- drivers ------------------------------------------------------------------------------------
+// Int32 references are summed in unsigned (wrapping) arithmetic, the two's-complement result the
+// GPU gives; with items in [0, 8) nothing wraps up to n = 2^28 anyway.
+
+template <typename T> static void run_reduce(const Input<T>& in) {
+  DeviceArray<T> out(1);
+  const double s = time_cub([&](void* temp, size_t& bytes) {
+    return cub::DeviceReduce::Sum(temp, bytes, in.device.ptr, out.ptr, in.n());
+  });
+  bool ok;
+  if constexpr (std::is_integral_v<T>) {
+    unsigned expected = 0;
+    for (T x : in.host) expected += unsigned(x);
+    ok = unsigned(out.at(0)) == expected;
+  } else {
+    double expected = 0;
+    for (T x : in.host) expected += x;
+    ok = close(out.at(0), expected);
+  }
+  report("reduce_sum", dtype_name<T>(), in.n(), s, 4.0 * in.n() + 4, ok);
+}
+
+template <bool EXCLUSIVE, typename T> static void run_scan(const Input<T>& in) {
+  const int n = in.n();
+  DeviceArray<T> out(n);
+  const double s = time_cub([&](void* temp, size_t& bytes) {
+    if constexpr (EXCLUSIVE) return cub::DeviceScan::ExclusiveSum(temp, bytes, in.device.ptr, out.ptr, n);
+    else return cub::DeviceScan::InclusiveSum(temp, bytes, in.device.ptr, out.ptr, n);
+  });
+  bool ok = true;
+  if constexpr (std::is_integral_v<T>) {  // every prefix, exactly
+    const std::vector<T> got = out.to_host();
+    unsigned prefix = 0;
+    for (int i = 0; i < n; ++i) {
+      if (EXCLUSIVE) ok &= unsigned(got[i]) == prefix;
+      prefix += unsigned(in.host[i]);
+      if (!EXCLUSIVE) ok &= unsigned(got[i]) == prefix;
+    }
+  } else {  // float: a few prefixes and the last one, within the tolerance of close()
+    static_assert(!EXCLUSIVE, "the float check below is written for inclusive scans");
+    const int step = std::max(n / 16, 1);
+    double prefix = 0;
+    for (int i = 0; i < n; ++i) {
+      prefix += in.host[i];
+      if (i % step == 0 || i == n - 1) ok &= close(out.at(i), prefix);
+    }
+  }
+  report(EXCLUSIVE ? "exclusive_sum" : "inclusive_sum", dtype_name<T>(), n, s, 8.0 * n, ok);
+}
+
+// Both selections are checked the same way: the count, then the whole selected output, exactly.
+static bool check_selection(const std::vector<int>& expected, const DeviceArray<int>& out,
+                            const DeviceArray<int>& count) {
+  if (count.at(0) != int(expected.size())) return false;
+  std::vector<int> got = out.to_host();
+  got.resize(expected.size());
+  return got == expected;
+}
+
+static void run_select_flagged(const Input<int>& in) {
+  const int n = in.n();
+  std::vector<char> flags(n);
+  std::vector<int> expected;
+  for (int i = 0; i < n; ++i) {
+    flags[i] = i % 2 == 0;
+    if (flags[i]) expected.push_back(in.host[i]);
+  }
+  const DeviceArray<char> d_flags(flags);
+  DeviceArray<int> out(n), count(1);
+  const double s = time_cub([&](void* temp, size_t& bytes) {
+    return cub::DeviceSelect::Flagged(temp, bytes, in.device.ptr, d_flags.ptr, out.ptr, count.ptr, n);
+  });
+  report("select_flagged", "int32", n, s, 5.0 * n + 4.0 * expected.size(), check_selection(expected, out, count));
+}
+
+static void run_select_if(const Input<int>& in) {
+  const int n = in.n();
+  std::vector<int> expected;
+  std::copy_if(in.host.begin(), in.host.end(), std::back_inserter(expected), IsEven());
+  DeviceArray<int> out(n), count(1);
+  const double s = time_cub([&](void* temp, size_t& bytes) {
+    return cub::DeviceSelect::If(temp, bytes, in.device.ptr, out.ptr, count.ptr, n, IsEven());
+  });
+  report("select_if", "int32", n, s, 4.0 * n + 4.0 * expected.size(), check_selection(expected, out, count));
+}
+
+static void run_histogram(const Input<float>& in) {
+  const int n = in.n();
+  DeviceArray<int> histogram(BINS);
+  // CUB zeroes the histogram itself at each call, so the last timed call's counts are the checked ones
+  const double s = time_cub([&](void* temp, size_t& bytes) {
+    return cub::DeviceHistogram::HistogramEven(temp, bytes, in.device.ptr, histogram.ptr, BINS + 1, 0.0f, 1.0f, n);
+  });
+  // CUB's float bin is int((x - lower) * (bins / (upper - lower))), in float: here x * 256.0f, exact
+  // (a power-of-two scale of samples that are multiples of 2^-24), so the counts compare exactly
+  std::vector<int> expected(BINS, 0);
+  for (float x : in.host) ++expected[int((x - 0.0f) * (float(BINS) / (1.0f - 0.0f)))];
+  report("histogram_even", "float32", n, s, 4.0 * n, histogram.to_host() == expected);
+}
+
+static void run_segmented_reduce(const Input<int>& in) {
+  const int n = in.n();
+  const int segments = n / SEGMENT;
+  std::vector<int> offsets(segments + 1);
+  for (int j = 0; j <= segments; ++j) offsets[j] = j * SEGMENT;
+  const DeviceArray<int> d_offsets(offsets);
+  DeviceArray<int> out(segments);
+  const double s = time_cub([&](void* temp, size_t& bytes) {
+    return cub::DeviceSegmentedReduce::Sum(temp, bytes, in.device.ptr, out.ptr, segments, d_offsets.ptr,
+                                           d_offsets.ptr + 1);
+  });
+  std::vector<int> expected(segments);
+  for (int j = 0; j < segments; ++j)
+    expected[j] = std::accumulate(in.host.begin() + offsets[j], in.host.begin() + offsets[j + 1], 0);
+  report("segmented_reduce_sum", "int32", n, s, 4.0 * n, out.to_host() == expected);
+}
+
+// sorted: the host's std::sort of keys.host, shared by both sorts of a size
+template <bool PAIRS> static void run_radix_sort(const Input<unsigned>& keys, const std::vector<unsigned>& sorted) {
+  const int n = keys.n();
+  DeviceArray<unsigned> keys_out(n);
+  // values: each key's original position, so that the output tells where each key came from
+  std::vector<unsigned> positions(PAIRS ? n : 0);
+  std::iota(positions.begin(), positions.end(), 0u);
+  const DeviceArray<unsigned> values(positions), values_out(positions.size());
+  const double s = time_cub([&](void* temp, size_t& bytes) {
+    if constexpr (PAIRS)
+      return cub::DeviceRadixSort::SortPairs(temp, bytes, keys.device.ptr, keys_out.ptr, values.ptr, values_out.ptr,
+                                             n, 0, 32);
+    else return cub::DeviceRadixSort::SortKeys(temp, bytes, keys.device.ptr, keys_out.ptr, n, 0, 32);
+  });
+  const std::vector<unsigned> got = keys_out.to_host();
+  bool ok = got == sorted;
+  if constexpr (PAIRS) {  // the values are a permutation that carries each key to its place
+    const std::vector<unsigned> got_values = values_out.to_host();
+    std::vector<char> seen(n, 0);
+    for (int i = 0; i < n && ok; ++i) {
+      const unsigned v = got_values[i];
+      ok = v < unsigned(n) && !seen[v] && keys.host[v] == got[i];
+      if (ok) seen[v] = 1;
+    }
+  }
+  report(PAIRS ? "radix_sort_pairs" : "radix_sort_keys", "uint32", n, s, (PAIRS ? 16.0 : 8.0) * n, ok);
+}
+
+// CUB_DEVICE_ALGORITHMS=reduce_sum,inclusive_sum,... runs only those (radix_sort: both sorts)
+static bool wanted(const char* name) {
+  const char* list = std::getenv("CUB_DEVICE_ALGORITHMS");
+  return list == nullptr || std::strstr(list, name) != nullptr;
+}
+
+int main(int argc, char** argv) {
+  std::vector<int> log2ns;
+  for (int a = 1; a < argc; ++a) log2ns.push_back(std::atoi(argv[a]));
+  if (log2ns.empty()) log2ns = {16, 20, 24, 28};
+  for (int log2n : log2ns) {
+    // n >= SEGMENT for the segmented reduce; n < 2^31 for CUB's int item counts used here
+    if (log2n < 10 || log2n > 30) {
+      std::fprintf(stderr, "usage: %s [LOG2N ...]   (each LOG2N in [10, 30])\n", argv[0]);
+      return 2;
+    }
+  }
+  Rng rng{7};
+  for (int log2n : log2ns) {
+    const int n = 1 << log2n;
+    std::vector<int> ints(n);
+    std::vector<float> floats(n);
+    std::vector<unsigned> keys(n);
+    for (int i = 0; i < n; ++i) {
+      ints[i] = int(rng() % 8);                      // small: sums of 2^28 stay below 2^31
+      floats[i] = float(rng() >> 40) * 0x1p-24f;     // multiples of 2^-24 in [0, 1), exact in float
+      keys[i] = unsigned(rng() >> 32);
+    }
+    const Input<int> in_ints(std::move(ints));
+    const Input<float> in_floats(std::move(floats));
+    const Input<unsigned> in_keys(std::move(keys));
+
+    if (wanted("reduce_sum")) {
+      run_reduce(in_ints);
+      run_reduce(in_floats);
+    }
+    if (wanted("inclusive_sum")) {
+      run_scan<false>(in_ints);
+      run_scan<false>(in_floats);
+    }
+    if (wanted("exclusive_sum")) run_scan<true>(in_ints);
+    if (wanted("select_flagged")) run_select_flagged(in_ints);
+    if (wanted("select_if")) run_select_if(in_ints);
+    if (wanted("histogram_even")) run_histogram(in_floats);
+    if (wanted("segmented_reduce_sum")) run_segmented_reduce(in_ints);
+    if (wanted("radix_sort")) {
+      std::vector<unsigned> sorted = in_keys.host;
+      std::sort(sorted.begin(), sorted.end());
+      run_radix_sort<false>(in_keys, sorted);
+      run_radix_sort<true>(in_keys, sorted);
+    }
+  }
+  return 0;
+}

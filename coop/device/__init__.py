@@ -1,0 +1,23 @@
+"""Device-wide algorithms (CUB's device layer), called from the host on device arrays and
+built from coop's own block and warp primitives: the code of each is a worked example of
+composing them.
+
+- ``reduce(d_in, d_out, op, initial)``, ``sum(d_in, d_out)`` (DeviceReduce).
+- ``inclusive_scan``, ``exclusive_scan(d_in, d_out, op, initial)``, ``inclusive_sum``,
+  ``exclusive_sum(d_in, d_out)`` (DeviceScan): one pass, decoupled look-back.
+- ``select(d_in, d_out, predicate)``, ``select_flagged(d_in, flags, d_out)``,
+  ``partition(d_in, d_out, predicate)`` (DeviceSelect, DevicePartition): return the count.
+
+Every function takes 1-D contiguous device arrays (Numba, CuPy, PyTorch: any CUDA Array
+Interface object) and ``stream=``; operators may be coop.ops operators, ``operator.add``
+and the like, lambdas or functions given on the host (compiled for the device), or
+``@cuda.jit(device=True)`` functions. Bad input raises before any launch. Calls return
+without waiting for the GPU, as CUB's do.
+"""
+
+from coop.device.reduce import reduce, sum  # noqa: A004
+from coop.device.scan import exclusive_scan, exclusive_sum, inclusive_scan, inclusive_sum
+from coop.device.select import partition, select, select_flagged
+
+__all__ = ["reduce", "sum", "inclusive_scan", "exclusive_scan", "inclusive_sum", "exclusive_sum", "select",
+           "select_flagged", "partition"]

@@ -1,0 +1,254 @@
+"""Device-wide prefix scans (CUB's DeviceScan): ``inclusive_scan``, ``exclusive_scan``,
+``inclusive_sum``, ``exclusive_sum``, in one pass over the data.
+
+One kernel, one tile per block: a block claims the next tile in order
+(``coop.device._lookback.claim_tile``), loads it (``coop.block.load``, "warp_transpose"),
+scans it with ``coop.block.inclusive_scan`` / ``exclusive_scan`` whose prefix callback
+is the decoupled look-back (``coop.device._lookback.lookback_prefix``: the combination
+of every tile before it, published tile by tile in global memory), and stores it
+(``coop.block.store``); the last tile is partial (``valid_items``). The first tile has no
+predecessor: its prefix is ``initial`` (if any), and it publishes its inclusive value at
+once. Values are converted to ``d_out``'s dtype as they are loaded and combined in it.
+``op`` needs to be associative only.
+"""
+
+import functools
+
+import numpy as np
+from numba import cuda
+
+import coop
+from coop._core.backend import SIMULATOR
+from coop.device._host import check_length, device_array, device_operator, launch_stream
+from coop.device._lookback import TileStates, claim_tile, publish_inclusive, tile_prefix
+
+__all__ = ["inclusive_scan", "exclusive_scan", "inclusive_sum", "exclusive_sum"]
+
+THREADS = 32 if SIMULATOR else 256
+TILE_BYTES_PER_THREAD = 16 if SIMULATOR else 48  # (4-byte values: 12 items per thread)
+
+
+def _items_per_thread(in_type, value_type):
+    return max(1, TILE_BYTES_PER_THREAD // max(in_type.itemsize, value_type.itemsize))
+
+
+@functools.lru_cache(maxsize=None)
+def _scan_kernel(op, in_dtype, dtype, exclusive, has_initial):
+    in_type, value_type = np.dtype(in_dtype), np.dtype(dtype)
+    n_items = _items_per_thread(in_type, value_type)
+    tile_size = THREADS * n_items
+    temp_bytes = max(
+        coop.block.load.temp_storage_bytes(in_type, THREADS, n_items, algorithm="warp_transpose"),
+        coop.block.store.temp_storage_bytes(value_type, THREADS, n_items, algorithm="warp_transpose"),
+        coop.block.exclusive_scan.temp_storage_bytes(value_type, THREADS),
+    )
+    prefix = tile_prefix(op, value_type)
+    zero = value_type.type(0)
+
+    @cuda.jit
+    def scan_kernel(d_in, d_out, n, status, aggregates, inclusives, initial):
+        temp = cuda.shared.array(temp_bytes, np.uint8, alignment=16)
+        tile_slot = cuda.shared.array(1, np.int32)
+        loaded = cuda.local.array(n_items, in_type)
+        items = cuda.local.array(n_items, value_type)
+        tile = claim_tile(status[status.size - 1:], tile_slot)
+        base = tile * tile_size
+        valid = min(n - base, tile_size)
+        if valid == tile_size:
+            coop.block.load(d_in[base:], loaded, threads=THREADS, items_per_thread=n_items,
+                            algorithm="warp_transpose", temp_storage=temp)
+        else:
+            coop.block.load(d_in[base:], loaded, threads=THREADS, items_per_thread=n_items,
+                            algorithm="warp_transpose", valid_items=valid, temp_storage=temp)
+        for i in range(n_items):
+            items[i] = loaded[i]  # (converted; a copy the compiler removes)
+        state = (status, aggregates, inclusives, tile, initial if has_initial else zero)
+        if tile == 0 and not has_initial:  # (an inclusive scan's first tile: nothing before it)
+            aggregate = coop.block.inclusive_scan(items, op, output=items, threads=THREADS, temp_storage=temp)
+            if cuda.threadIdx.x == 0:
+                publish_inclusive(status, inclusives, tile, aggregate)
+        elif exclusive:
+            coop.block.exclusive_scan(items, op, output=items, prefix_op=prefix, prefix_state=state,
+                                      threads=THREADS, temp_storage=temp)
+        else:
+            coop.block.inclusive_scan(items, op, output=items, prefix_op=prefix, prefix_state=state,
+                                      threads=THREADS, temp_storage=temp)
+        if valid == tile_size:
+            coop.block.store(d_out[base:], items, threads=THREADS, items_per_thread=n_items,
+                             algorithm="warp_transpose", temp_storage=temp)
+        else:
+            coop.block.store(d_out[base:], items, threads=THREADS, items_per_thread=n_items,
+                             algorithm="warp_transpose", valid_items=valid, temp_storage=temp)
+
+    return scan_kernel, tile_size
+
+
+def _scan(function, d_in, d_out, op, initial, exclusive, stream):
+    d_in = device_array(function, "d_in", d_in)
+    d_out = device_array(function, "d_out", d_out)
+    n = d_in.size
+    check_length(function, "d_out", d_out, n)
+    op = device_operator(function, "op", op)
+    stream = launch_stream(stream)
+    if exclusive and initial is None:
+        raise ValueError(f"coop.device.{function}: initial is required (the value d_out[0] receives, CUB's "
+                         "init_value)")
+    if n == 0:
+        return
+    value_type = d_out.dtype
+    has_initial = initial is not None
+    scan_kernel, tile_size = _scan_kernel(op, d_in.dtype, value_type, exclusive, has_initial)
+    tiles = -(-n // tile_size)
+    states = TileStates(tiles, value_type, stream)
+    scan_kernel[tiles, THREADS, stream](d_in, d_out, n, *states.arrays, value_type.type(initial if has_initial else 0))
+
+
+def inclusive_scan(d_in, d_out, op, initial=None, stream=None):
+    """Inclusive prefix scan of ``d_in`` with ``op`` into ``d_out`` (CUB
+    DeviceScan::InclusiveScan, or InclusiveScanInit with ``initial``): ``d_out[i] =
+    initial op d_in[0] op ... op d_in[i]``.
+
+    Parameters
+    ----------
+    d_in : device array
+        The values: a 1-D contiguous device array (Numba, CuPy, PyTorch: any CUDA Array
+        Interface object). May be empty.
+    d_out : device array
+        At least as long as ``d_in``; may be ``d_in`` itself. Its dtype is the type the
+        values are converted to and combined in.
+    op : operator
+        Associative (not necessarily commutative): a coop.ops operator,
+        ``operator.add`` and the like, a lambda or function (compiled for the device), or
+        a ``@cuda.jit(device=True)`` function.
+    initial : scalar, optional
+        Combined before the first value.
+    stream : stream, optional
+        A Numba, CuPy or PyTorch stream, or a ``cudaStream_t`` handle; default: the
+        default stream. The call returns without waiting for the GPU.
+
+    Returns
+    -------
+    None
+        ``d_out`` holds the result once the GPU has run the call (it is queued on
+        ``stream``; copying ``d_out`` to the host waits for it).
+
+    Example
+    -------
+    A running maximum::
+
+        import numpy as np
+        import coop
+        from numba import cuda
+
+        x = np.random.default_rng(3).integers(0, 10**6, 5000).astype(np.int32)
+        d_out = cuda.device_array_like(x)
+        coop.device.inclusive_scan(cuda.to_device(x), d_out, lambda a, b: max(a, b))
+        assert (d_out.copy_to_host() == np.maximum.accumulate(x)).all()
+    """
+    _scan("inclusive_scan", d_in, d_out, op, initial, False, stream)
+
+
+def exclusive_scan(d_in, d_out, op, initial, stream=None):
+    """Exclusive prefix scan of ``d_in`` with ``op`` into ``d_out`` (CUB
+    DeviceScan::ExclusiveScan): ``d_out[0] = initial``, ``d_out[i] = initial op d_in[0]
+    op ... op d_in[i-1]``.
+
+    Parameters
+    ----------
+    d_in, d_out, op, stream : as in ``coop.device.inclusive_scan``
+    initial : scalar
+        ``d_out[0]``, combined before the first value (required).
+
+    Returns
+    -------
+    None
+        ``d_out`` holds the result once the GPU has run the call (it is queued on
+        ``stream``; copying ``d_out`` to the host waits for it).
+
+    Example
+    -------
+    Composing affine maps ``x -> a*x + b`` in order (not commutative), each map packed
+    as ``a * 2**16 + b`` with small ``a`` and ``b`` so that it fits one int64::
+
+        import numpy as np
+        import coop
+        from numba import cuda
+
+        @cuda.jit(device=True)
+        def then(f, g):  # x -> g(f(x)), modulo 2**16 in each coefficient
+            fa, fb, ga, gb = f >> 16, f & 0xFFFF, g >> 16, g & 0xFFFF
+            return ((ga * fa) & 0xFFFF) << 16 | ((ga * fb + gb) & 0xFFFF)
+
+        rng = np.random.default_rng(4)
+        a, b = rng.integers(0, 1 << 16, 3000), rng.integers(0, 1 << 16, 3000)
+        maps = (a << 16 | b).astype(np.int64)
+        d_out = cuda.device_array_like(maps)
+        coop.device.exclusive_scan(cuda.to_device(maps), d_out, then, 1 << 16)  # identity: x -> x
+        expected, f = [], 1 << 16
+        for g in maps:
+            expected.append(f)
+            fa, fb, ga, gb = f >> 16, f & 0xFFFF, int(g) >> 16, int(g) & 0xFFFF
+            f = ((ga * fa) & 0xFFFF) << 16 | ((ga * fb + gb) & 0xFFFF)
+        assert (d_out.copy_to_host() == np.array(expected)).all()
+    """
+    _scan("exclusive_scan", d_in, d_out, op, initial, True, stream)
+
+
+def inclusive_sum(d_in, d_out, stream=None):
+    """Inclusive prefix sum of ``d_in`` into ``d_out`` (CUB DeviceScan::InclusiveSum), in
+    ``d_out``'s dtype.
+
+    Parameters
+    ----------
+    d_in, d_out, stream : as in ``coop.device.inclusive_scan``
+
+    Returns
+    -------
+    None
+        ``d_out`` holds the result once the GPU has run the call (it is queued on
+        ``stream``; copying ``d_out`` to the host waits for it).
+
+    Example
+    -------
+    ::
+
+        import numpy as np
+        import coop
+        from numba import cuda
+
+        x = np.ones(10**4, np.int32)
+        d_out = cuda.device_array(x.size, np.int64)
+        coop.device.inclusive_sum(cuda.to_device(x), d_out)
+        assert (d_out.copy_to_host() == np.arange(1, x.size + 1)).all()
+    """
+    _scan("inclusive_sum", d_in, d_out, coop.ops.add, None, False, stream)
+
+
+def exclusive_sum(d_in, d_out, stream=None):
+    """Exclusive prefix sum of ``d_in`` into ``d_out`` (CUB DeviceScan::ExclusiveSum):
+    ``d_out[0] = 0``, in ``d_out``'s dtype.
+
+    Parameters
+    ----------
+    d_in, d_out, stream : as in ``coop.device.inclusive_scan``
+
+    Returns
+    -------
+    None
+        ``d_out`` holds the result once the GPU has run the call (it is queued on
+        ``stream``; copying ``d_out`` to the host waits for it).
+
+    Example
+    -------
+    Where each row of a ragged array starts, from the rows' lengths::
+
+        import numpy as np
+        import coop
+        from numba import cuda
+
+        lengths = np.random.default_rng(5).integers(0, 9, 4000).astype(np.int32)
+        d_starts = cuda.device_array_like(lengths)
+        coop.device.exclusive_sum(cuda.to_device(lengths), d_starts)
+        assert (d_starts.copy_to_host() == np.cumsum(lengths) - lengths).all()
+    """
+    _scan("exclusive_sum", d_in, d_out, coop.ops.add, 0, True, stream)

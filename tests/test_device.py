@@ -1,0 +1,222 @@
+"""coop.device: reductions and scans against NumPy, on the simulator (small sizes) and the
+GPU (the issue's sizes), plus bad input raised before any launch, CuPy / PyTorch arrays
+and non-default streams (GPU)."""
+
+import numpy as np
+import pytest
+
+import coop
+from numba import cuda
+
+from helpers import FULL_MATRIX, ON_GPU, assert_equal_exact
+
+INTEGERS = (np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64)
+FLOATS = (np.float32, np.float64)
+DTYPES = INTEGERS + FLOATS if FULL_MATRIX else (np.int8, np.int32, np.uint64, np.float32)
+SIZES = (0, 1, 31, 4097, 10**6 + 3) if FULL_MATRIX else (0, 1, 31, 300)
+LARGE = 1 << 28
+
+
+def dtype_id(dtype):
+    return np.dtype(dtype).name
+
+
+def values(dtype, n, seed):
+    """Small integers (exact in every dtype's arithmetic, wrapping where it overflows)."""
+    rng = np.random.default_rng(seed)
+    low = 0 if np.dtype(dtype).kind == "u" else -3
+    return rng.integers(low, 4, n).astype(dtype)
+
+
+def wrapped_cumsum(x, dtype):
+    """The running sums as ``dtype`` arithmetic gives them (integers wrap)."""
+    return np.cumsum(x.astype(np.int64) if np.dtype(dtype).kind in "iu" else x, dtype=np.float64
+                     if np.dtype(dtype).kind == "f" else np.int64).astype(dtype)
+
+
+@pytest.mark.parametrize("n", SIZES)
+@pytest.mark.parametrize("dtype", DTYPES, ids=dtype_id)
+def test_sum_and_scans(dtype, n):
+    x = values(dtype, n, seed=n)
+    d_x = cuda.to_device(x)
+    d_total = cuda.device_array(1, dtype)
+    coop.device.sum(d_x, d_total)
+    expected = wrapped_cumsum(x, dtype)
+    assert_equal_exact(d_total.copy_to_host(), np.array([expected[-1] if n else 0], dtype), "sum")
+    d_out = cuda.device_array(n, dtype)
+    coop.device.inclusive_sum(d_x, d_out)
+    assert_equal_exact(d_out.copy_to_host(), expected, "inclusive_sum")
+    coop.device.exclusive_sum(d_x, d_out)
+    assert_equal_exact(d_out.copy_to_host(), (expected - x).astype(dtype), "exclusive_sum")
+
+
+@pytest.mark.parametrize("n", SIZES)
+def test_widening(n):
+    """int8 values summed and scanned as int64 (d_out's dtype): no wrap."""
+    x = np.full(n, 100, np.int8)
+    d_x = cuda.to_device(x)
+    d_out = cuda.device_array(max(n, 1), np.int64)
+    coop.device.sum(d_x, d_out)
+    assert d_out.copy_to_host()[0] == 100 * n
+    coop.device.inclusive_sum(d_x, d_out[:n])
+    assert_equal_exact(d_out.copy_to_host()[:n], 100 * np.arange(1, n + 1, dtype=np.int64), "widened scan")
+
+
+@cuda.jit(device=True)
+def compose(f, g):
+    """Affine maps x -> a*x + b packed as a << 16 | b, coefficients modulo 2**16: ``f``
+    then ``g`` (not commutative)."""
+    fa, fb, ga, gb = f >> 16, f & 0xFFFF, g >> 16, g & 0xFFFF
+    return ((ga * fa) & 0xFFFF) << 16 | ((ga * fb + gb) & 0xFFFF)
+
+
+def compose_host(f, g):
+    fa, fb, ga, gb = f >> 16, f & 0xFFFF, g >> 16, g & 0xFFFF
+    return ((ga * fa) & 0xFFFF) << 16 | ((ga * fb + gb) & 0xFFFF)
+
+
+IDENTITY = 1 << 16
+
+
+@pytest.mark.parametrize("n", SIZES)
+def test_non_commutative(n):
+    """Scans and the reduction combine in input order: composition of affine maps."""
+    rng = np.random.default_rng(n)
+    maps = (rng.integers(0, 1 << 16, n) << 16 | rng.integers(0, 1 << 16, n)).astype(np.int64)
+    expected, f = [], IDENTITY
+    for g in maps.tolist():
+        expected.append(f)
+        f = compose_host(f, g)
+    d_maps = cuda.to_device(maps)
+    d_out = cuda.device_array(n, np.int64)
+    coop.device.exclusive_scan(d_maps, d_out, compose, IDENTITY)
+    assert_equal_exact(d_out.copy_to_host(), np.array(expected, np.int64), "exclusive_scan")
+    coop.device.inclusive_scan(d_maps, d_out, compose)
+    assert_equal_exact(d_out.copy_to_host(), np.array(expected[1:] + [f], np.int64)[:n], "inclusive_scan")
+    coop.device.inclusive_scan(d_maps, d_out, compose, initial=IDENTITY)
+    assert_equal_exact(d_out.copy_to_host(), np.array(expected[1:] + [f], np.int64)[:n], "inclusive_scan, initial")
+    d_total = cuda.device_array(1, np.int64)
+    coop.device.reduce(d_maps, d_total, compose, IDENTITY)
+    assert d_total.copy_to_host()[0] == f
+
+
+def test_host_lambda_and_initial():
+    x = values(np.int32, 1000, seed=1)
+    d_out = cuda.device_array(1, np.int32)
+    coop.device.reduce(cuda.to_device(x), d_out, lambda a, b: max(a, b), 50)
+    assert d_out.copy_to_host()[0] == 50
+    coop.device.reduce(cuda.to_device(x), d_out, coop.ops.min, 50)
+    assert d_out.copy_to_host()[0] == x.min()
+    d_scan = cuda.device_array(1000, np.int32)
+    coop.device.exclusive_scan(cuda.to_device(x), d_scan, coop.ops.add, 7)
+    assert_equal_exact(d_scan.copy_to_host(), (7 + np.cumsum(x) - x).astype(np.int32), "seeded exclusive scan")
+
+
+@pytest.mark.skipif(not ON_GPU, reason="identical results over repeated runs: a GPU property")
+def test_repeatable():
+    rng = np.random.default_rng(2)
+    x = (rng.integers(0, 1 << 16, 10**7 + 1) << 16 | rng.integers(0, 1 << 16, 10**7 + 1)).astype(np.int64)
+    d_x, d_out = cuda.to_device(x), cuda.device_array(x.size, np.int64)
+    results = []
+    for _ in range(3):
+        coop.device.inclusive_scan(d_x, d_out, compose)  # (associative, not commutative: exact in any grouping)
+        results.append(d_out.copy_to_host())
+    assert all((r == results[0]).all() for r in results)
+    d_total = cuda.device_array(1, np.int64)
+    totals = []
+    for _ in range(3):
+        coop.device.reduce(d_x, d_total, compose, IDENTITY)
+        totals.append(d_total.copy_to_host()[0])
+    assert totals[0] == totals[1] == totals[2] == results[0][-1]
+
+
+@pytest.mark.skipif(not ON_GPU, reason="2^28 items: GPU only")
+def test_large():
+    x = cuda.to_device(np.ones(LARGE, np.int32))
+    d_out = cuda.device_array(LARGE, np.int32)
+    coop.device.inclusive_sum(x, d_out)
+    tail = d_out[LARGE - 5:].copy_to_host()
+    assert (tail == np.arange(LARGE - 4, LARGE + 1)).all()
+    d_total = cuda.device_array(1, np.int64)
+    coop.device.sum(x, d_total)
+    assert d_total.copy_to_host()[0] == LARGE
+
+
+@pytest.mark.skipif(not ON_GPU, reason="CuPy and PyTorch arrays, streams: GPU only")
+def test_cupy_torch_and_streams():
+    cupy = pytest.importorskip("cupy")
+    torch = pytest.importorskip("torch")
+    x = values(np.int32, 100_003, seed=3)
+    expected = np.cumsum(x, dtype=np.int64).astype(np.int32)
+    stream = cupy.cuda.Stream(non_blocking=True)
+    with stream:
+        c_x = cupy.asarray(x)
+        c_out = cupy.empty_like(c_x)
+    coop.device.inclusive_sum(c_x, c_out, stream=stream)
+    stream.synchronize()
+    assert (cupy.asnumpy(c_out) == expected).all()
+    t_stream = torch.cuda.Stream()
+    t_x = torch.as_tensor(x, device="cuda")
+    t_out = torch.empty_like(t_x)
+    t_stream.wait_stream(torch.cuda.current_stream())
+    coop.device.inclusive_sum(t_x, t_out, stream=t_stream)
+    t_stream.synchronize()
+    assert (t_out.cpu().numpy() == expected).all()
+    n_stream = cuda.stream()
+    d_total = cuda.device_array(1, np.int64, stream=n_stream)
+    coop.device.sum(cuda.to_device(x, stream=n_stream), d_total, stream=n_stream)
+    n_stream.synchronize()
+    assert d_total.copy_to_host()[0] == x.sum()
+
+
+def test_bad_input():
+    x = np.arange(10, dtype=np.int32)
+    d_x = cuda.to_device(x)
+    with pytest.raises(TypeError, match=r"coop.device.inclusive_sum: d_in is a NumPy array in host memory"):
+        coop.device.inclusive_sum(x, cuda.device_array(10, np.int32))
+    with pytest.raises(ValueError, match=r"coop.device.inclusive_sum: d_out is too short: 9 items, 10 needed"):
+        coop.device.inclusive_sum(d_x, cuda.device_array(9, np.int32))
+    with pytest.raises(ValueError, match=r"coop.device.sum: d_out is too short: 0 items, 1 needed"):
+        coop.device.sum(d_x, cuda.device_array(0, np.int32))
+    with pytest.raises(ValueError, match=r"coop.device.exclusive_scan: initial is required"):
+        coop.device.exclusive_scan(d_x, cuda.device_array(10, np.int32), coop.ops.add, None)
+    with pytest.raises(ValueError, match=r"coop.device.reduce: d_in must be 1-D, got 2 dimensions"):
+        coop.device.reduce(cuda.to_device(x.reshape(2, 5)), cuda.device_array(1, np.int32), coop.ops.add, 0)
+    with pytest.raises(ValueError, match=r"coop.device.sum: d_in must be contiguous"):
+        coop.device.sum(d_x[::2], cuda.device_array(1, np.int32))
+    with pytest.raises(TypeError, match=r"coop.device.reduce: op must be an operator"):
+        coop.device.reduce(d_x, cuda.device_array(1, np.int32), 3, 0)
+    with pytest.raises(TypeError, match=r"coop.device: stream must be None"):
+        coop.device.sum(d_x, cuda.device_array(1, np.int32), stream="fast")
+
+
+@pytest.mark.parametrize("n", SIZES)
+@pytest.mark.parametrize("dtype", (np.int8, np.int64, np.float32) if FULL_MATRIX else (np.int32,), ids=dtype_id)
+def test_select_and_partition(dtype, n):
+    x = values(dtype, n, seed=n + 7)
+    keep = (np.arange(n) * 7919) % 5 < 2
+    d_x = cuda.to_device(x)
+    d_out = cuda.device_array(n, dtype)
+    count = coop.device.select_flagged(d_x, cuda.to_device(keep), d_out)
+    assert count == keep.sum()
+    assert_equal_exact(d_out.copy_to_host()[:count], x[keep], "select_flagged")
+    count = coop.device.select(d_x, d_out, lambda v: v > 0)
+    assert count == (x > 0).sum()
+    assert_equal_exact(d_out.copy_to_host()[:count], x[x > 0], "select")
+    count = coop.device.partition(d_x, d_out, lambda v: v > 0)
+    out = d_out.copy_to_host()
+    assert count == (x > 0).sum()
+    assert_equal_exact(out[:count], x[x > 0], "partition, selected")
+    assert_equal_exact(out[count:][::-1], x[x <= 0], "partition, rejected (reversed)")
+
+
+def test_select_bad_input():
+    d_x = cuda.to_device(np.arange(10, dtype=np.int32))
+    with pytest.raises(TypeError, match=r"coop.device.select: d_out's dtype int64 differs from d_in's int32"):
+        coop.device.select(d_x, cuda.device_array(10, np.int64), lambda v: v > 0)
+    with pytest.raises(ValueError, match=r"coop.device.select_flagged: flags is too short: 9 items, 10 needed"):
+        coop.device.select_flagged(d_x, cuda.device_array(9, np.bool_), cuda.device_array(10, np.int32))
+    with pytest.raises(TypeError, match=r"coop.device.select_flagged: flags must be of a bool or integer dtype"):
+        coop.device.select_flagged(d_x, cuda.device_array(10, np.float32), cuda.device_array(10, np.int32))
+    with pytest.raises(ValueError, match=r"coop.device.partition: d_out is too short: 5 items, 10 needed"):
+        coop.device.partition(d_x, cuda.device_array(5, np.int32), lambda v: v > 0)
