@@ -28,7 +28,11 @@ from numba import cuda as numba_cuda
 
 from coop._core.backend import SIMULATOR
 
-__all__ = ["device_array", "launch_stream", "device_operator", "resident_blocks", "check_length", "temporary"]
+if not SIMULATOR:
+    from numba.cuda.cudadrv.devicearray import DeviceNDArray
+
+__all__ = ["device_array", "launch_stream", "device_operator", "resident_blocks", "check_length", "temporary",
+           "temporary_with_state"]
 
 
 def _error(function, name, message, kind=TypeError):
@@ -46,6 +50,8 @@ def device_array(function, name, x, writable=False):
         if not isinstance(x, FakeCUDAArray):
             raise _error(function, name, f"must be a device array, got {type(x).__name__} (on the simulator: "
                                          "numba.cuda.to_device(x) or numba.cuda.device_array(...))")
+        array = x
+    elif isinstance(x, DeviceNDArray):  # (as it is: converting costs as much as a launch)
         array = x
     else:
         if not numba_cuda.is_cuda_array(x):
@@ -143,13 +149,19 @@ _TEMPORARIES = {}
 
 
 def temporary(role, size, dtype, stream):
-    """A device array of at least ``size`` items of ``dtype`` (its first ``size``),
-    reused by later calls on ``stream``."""
-    key = (role, np.dtype(dtype).str, _stream_key(stream))
-    array = _TEMPORARIES.get(key)
-    if array is None or array.size < size:
-        array = _TEMPORARIES[key] = numba_cuda.device_array(max(size, 1), dtype, stream=stream)
-    return array[:size]
+    """A device array of at least ``size`` items of ``dtype`` (kernels use its first
+    ``size``: no slice is made, which costs as much as a launch), reused by later calls
+    on ``stream``."""
+    return temporary_with_state(role, size, dtype, stream)[0]
+
+
+def temporary_with_state(role, size, dtype, stream):
+    """``temporary``'s array and a dict kept with it, empty when the array is new."""
+    key = (role, dtype, _stream_key(stream))
+    entry = _TEMPORARIES.get(key)
+    if entry is None or entry[0].size < size:
+        entry = _TEMPORARIES[key] = (numba_cuda.device_array(max(size, 1), dtype, stream=stream), {})
+    return entry
 
 
 def _stream_key(stream):

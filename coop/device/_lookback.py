@@ -3,8 +3,8 @@ Decoupled Look-back", 2016; CUB's ScanTileState and TilePrefixCallbackOp): how a
 learns the combination of every tile before it within one kernel, waiting only on
 predecessors that have not yet published anything.
 
-Each tile ``t`` has a status word and two values in global memory:
-``status[t]`` is ``EMPTY`` (0) until the tile publishes ``AGGREGATE`` (its own tiles'
+Each tile ``t`` has a status word and two values in global memory (see below for values
+of up to 32 bits, which live in the status word): ``status[t]`` is ``EMPTY`` (0) until the tile publishes ``AGGREGATE`` (its own tiles'
 combination, in ``aggregates[t]``) and later ``INCLUSIVE`` (the combination of tiles
 ``0..t``, in ``inclusives[t]``). Tiles are claimed in order (``claim_tile``: an atomic
 counter), so every predecessor of a tile is running or done: the look-back never waits
@@ -25,11 +25,13 @@ the window's values from the last INCLUSIVE one on are combined in tile order (a
 scan over the lanes, so ``op`` need not commute) and the window moves back by 32 tiles
 until an INCLUSIVE one is found; lane 0 then publishes the tile's inclusive value.
 
-Memory ordering (``coop._core.memory_order``): values are written with plain stores and
-then the status with a release store; a reader acquires the status and only then reads
-the value, with a plain load. Release/acquire at GPU scope on the status word orders the
-value's write before its read, and the acquire keeps the reading SM's L1 from serving a
-stale line.
+Memory ordering (``coop._core.memory_order``), ``tile_access``: a value of up to 32 bits
+shares one 64-bit word with its status, written and read whole with relaxed GPU-scope
+accesses (served by L2): a reader that sees the status sees the value. Wider values are
+written with plain stores and then the status with a release store; a reader acquires
+the status and only then reads the value, with a plain load. Release/acquire at GPU
+scope on the status word orders the value's write before its read, and the acquire
+keeps the reading SM's L1 from serving a stale line.
 """
 
 import functools
@@ -39,31 +41,73 @@ from numba import cuda
 
 from coop._core.backend import SIMULATOR
 
-from coop._core.memory_order import load_acquire, store_release
-from coop.device._host import temporary
+from coop._core.memory_order import load_acquire, load_relaxed_pair, packs, store_relaxed_pair, store_release
+from coop.device._host import temporary, temporary_with_state
 from coop._core.shuffle import DOWN, FULL_MASK, IDX, shuffler
 
-__all__ = ["EMPTY", "AGGREGATE", "INCLUSIVE", "TileStates", "claim_tile", "lookback_prefix", "tile_prefix",
-           "publish_inclusive"]
+__all__ = ["EMPTY", "AGGREGATE", "INCLUSIVE", "TileStates", "claim_tile", "lookback_prefix", "tile_access",
+           "tile_prefix"]
 
 EMPTY, AGGREGATE, INCLUSIVE = 0, 1, 2
 
 
 @cuda.jit(device=True)
-def claim_tile(counter, slot):
-    """The next tile in claiming order, to every thread of the block (``slot``: a shared
-    array of one int32; the call synchronises the block)."""
+def claim_tile(status, tiles, slot):
+    """The next of ``tiles`` tiles in claiming order, to every thread of the block
+    (``status[0]`` is the counter; ``slot``: a shared array of one int32; the call
+    synchronises the block). The block that claims the last tile sets the counter back
+    to 0 for the next kernel: every other claim has been made by then."""
     if cuda.threadIdx.x == 0 and cuda.threadIdx.y == 0 and cuda.threadIdx.z == 0:
-        slot[0] = cuda.atomic.add(counter, 0, 1)
+        claimed = cuda.atomic.add(status, 0, 1)
+        if claimed == tiles - 1:
+            status[0] = 0
+        slot[0] = claimed
     cuda.syncthreads()
     return slot[0]
 
 
-@cuda.jit(device=True)
-def publish_inclusive(status, inclusives, tile, value):
-    """Publish ``value`` as tile ``tile``'s inclusive value (one thread calls it)."""
-    inclusives[tile] = value
-    store_release(status, tile, INCLUSIVE)
+@functools.lru_cache(maxsize=None)
+def tile_access(value_dtype):
+    """``(publish, read)`` for tiles of ``value_dtype`` values:
+    ``publish(status, aggregates, inclusives, tile, epoch, flag, value)`` (one thread)
+    and ``read(status, aggregates, inclusives, tile, epoch, like) -> (flag, value)``,
+    spinning while the tile has published nothing in this epoch. Tile ``t``'s status is
+    ``status[t + 1]``: ``epoch << 2 | flag``. Values of up to 32 bits share a 64-bit word
+    with it (``status`` is uint64: ``coop._core.memory_order.store_relaxed_pair``),
+    others are stored beside a uint32 status (release/acquire)."""
+    if packs(value_dtype):
+
+        @cuda.jit(device=True)
+        def publish(status, aggregates, inclusives, tile, epoch, flag, value):
+            store_relaxed_pair(status, tile + 1, epoch << 2 | flag, value)
+
+        @cuda.jit(device=True)
+        def read(status, aggregates, inclusives, tile, epoch, like):
+            word, value = load_relaxed_pair(status, tile + 1, like)
+            while word >> 2 != epoch:
+                word, value = load_relaxed_pair(status, tile + 1, like)
+            return word & 3, value
+
+    else:
+
+        @cuda.jit(device=True)
+        def publish(status, aggregates, inclusives, tile, epoch, flag, value):
+            if flag == INCLUSIVE:
+                inclusives[tile] = value
+            else:
+                aggregates[tile] = value
+            store_release(status, tile + 1, epoch << 2 | flag)
+
+        @cuda.jit(device=True)
+        def read(status, aggregates, inclusives, tile, epoch, like):
+            word = load_acquire(status, tile + 1)
+            while word >> 2 != epoch:
+                word = load_acquire(status, tile + 1)
+            if word & 3 == INCLUSIVE:
+                return np.uint32(INCLUSIVE), inclusives[tile]
+            return np.uint32(AGGREGATE), aggregates[tile]
+
+    return publish, read
 
 
 @functools.lru_cache(maxsize=None)
@@ -72,14 +116,14 @@ def lookback_prefix(op, value_dtype):
     (see the module docstring)."""
     value_type = np.dtype(value_dtype).type
     down, idx = shuffler(DOWN, 32), shuffler(IDX, 32)
+    publish, read = tile_access(value_dtype)
 
     @cuda.jit(device=True)
     def prefix(state, aggregate):
-        status, aggregates, inclusives, tile = state
+        status, aggregates, inclusives, tile, epoch = state
         lane = cuda.laneid
         if lane == 0:
-            aggregates[tile] = aggregate
-            store_release(status, tile, AGGREGATE)
+            publish(status, aggregates, inclusives, tile, epoch, AGGREGATE, aggregate)
         exclusive = aggregate
         have = False
         end = tile
@@ -88,13 +132,7 @@ def lookback_prefix(op, value_dtype):
             flag = np.uint32(INCLUSIVE)
             value = aggregate  # (lanes before tile 0 hold no value: below the INCLUSIVE lane)
             if predecessor >= 0:
-                flag = load_acquire(status, predecessor)
-                while flag == EMPTY:
-                    flag = load_acquire(status, predecessor)
-                if flag == INCLUSIVE:
-                    value = inclusives[predecessor]
-                else:
-                    value = aggregates[predecessor]
+                flag, value = read(status, aggregates, inclusives, predecessor, epoch, aggregate)
             inclusive_lanes = cuda.ballot_sync(FULL_MASK, flag == INCLUSIVE)
             # the window's combination from the last INCLUSIVE lane on: a suffix scan
             # (lane l: value[l] op ... op value[31]), read at that lane
@@ -110,7 +148,7 @@ def lookback_prefix(op, value_dtype):
                 break
             end -= 32
         if lane == 0:
-            publish_inclusive(status, inclusives, tile, value_type(op(exclusive, aggregate)))
+            publish(status, aggregates, inclusives, tile, epoch, INCLUSIVE, value_type(op(exclusive, aggregate)))
         return exclusive
 
     return prefix
@@ -118,41 +156,53 @@ def lookback_prefix(op, value_dtype):
 
 @functools.lru_cache(maxsize=None)
 def tile_prefix(op, value_dtype):
-    """The prefix callback of a single-pass scan seeded with ``initial`` (see the module
-    docstring)."""
+    """The prefix callback of a single-pass scan seeded with ``initial`` (``state =
+    (status, aggregates, inclusives, tile, epoch, initial)``; see the module docstring)."""
     value_type = np.dtype(value_dtype).type
     looked_back = lookback_prefix(op, value_dtype)
+    publish, _ = tile_access(value_dtype)
 
     @cuda.jit(device=True)
     def prefix(state, aggregate):
-        status, aggregates, inclusives, tile, initial = state
+        status, aggregates, inclusives, tile, epoch, initial = state
         if tile == 0:
             if cuda.laneid == 0:
-                publish_inclusive(status, inclusives, tile, value_type(op(initial, aggregate)))
+                publish(status, aggregates, inclusives, tile, epoch, INCLUSIVE, value_type(op(initial, aggregate)))
             return initial
-        return looked_back((status, aggregates, inclusives, tile), aggregate)
+        return looked_back((status, aggregates, inclusives, tile, epoch), aggregate)
 
     return prefix
 
 
 @cuda.jit
-def _reset(status):
-    for i in range(cuda.grid(1), status.size, cuda.gridsize(1)):
-        status[i] = EMPTY
+def _zero(words):
+    for i in range(cuda.grid(1), words.size, cuda.gridsize(1)):
+        words[i] = 0
+
+
+EPOCHS = 1 << 30  # (epoch << 2 | flag fits 32 bits)
 
 
 class TileStates:
-    """The look-back's global memory for ``tiles`` tiles of ``value_dtype`` values:
-    ``arrays = (status, aggregates, inclusives)``, the status words zeroed on ``stream``
-    (the last word is ``claim_tile``'s counter: pass ``status[status.size - 1:]``); kept
-    between calls (``coop.device._host.temporary``)."""
+    """The look-back's global memory for ``tiles`` tiles of ``value_dtype`` values, kept
+    between calls (``coop.device._host.temporary``): ``arrays = (status, aggregates,
+    inclusives)`` and this call's ``epoch``. ``status[0]`` is ``claim_tile``'s counter,
+    ``status[t + 1]`` tile ``t``'s status. Nothing is reset between calls: each call has
+    an epoch of its own, and a status of an earlier epoch reads as empty; the counter is
+    set back to 0 by the kernel itself. The words are zeroed only when new (or when the
+    epochs run out)."""
 
     def __init__(self, tiles, value_dtype, stream):
-        self.status = temporary("lookback.status", tiles + 1, np.uint32, stream)
+        status_type = np.uint64 if packs(value_dtype) else np.uint32
+        self.status, state = temporary_with_state("lookback.status", tiles + 1, status_type, stream)
         self.aggregates = temporary("lookback.aggregates", tiles, value_dtype, stream)
         self.inclusives = temporary("lookback.inclusives", tiles, value_dtype, stream)
-        threads = 32 if SIMULATOR else 256
-        _reset[min(-(-(tiles + 1) // threads), 1024), threads, stream](self.status)
+        epoch = state.get("epoch", 0) + 1
+        if epoch == 1 or epoch == EPOCHS:
+            threads = 32 if SIMULATOR else 256
+            _zero[min(-(-self.status.size // threads), 1024), threads, stream](self.status)
+            epoch = 1
+        state["epoch"] = self.epoch = np.uint32(epoch)
 
     @property
     def arrays(self):

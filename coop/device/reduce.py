@@ -1,11 +1,13 @@
 """Device-wide reductions (CUB's DeviceReduce): ``reduce(d_in, d_out, op, initial)`` and
 ``sum(d_in, d_out)``, built from coop.warp.load, coop.warp.reduce and coop.block.reduce.
 
-Two kernels. The first gives each warp of a grid that fills the GPU once a contiguous
-run of warp tiles (``32 * N`` items, "even share"); a warp loads each tile blocked
-(vector loads), reduces it with ``coop.warp.reduce`` and folds it into its running value
-in tile order; the block folds its warps' values in warp order into one partial. The
-second kernel, one block, reduces the partials in block order after ``initial``. Every
+One kernel. It gives each warp of a grid that fills the GPU once a contiguous run of warp
+tiles (``32 * N`` items, "even share"); a warp loads each tile blocked (vector loads),
+reduces each lane's items as a tree and the lanes with ``coop.warp.reduce``, and folds
+the tile into its running value in tile order; the block folds its warps' values in warp
+order into one partial. The last block to finish (a counter in global memory, after a
+fence: CUDA's threadfence reduction) reduces the partials in block order after
+``initial`` (``coop.block.load``, ``coop.block.reduce``). Every
 combination is in input order, so ``op`` needs to be associative only (CUB's needs to be
 commutative too). Values are converted to ``d_out``'s dtype as they are loaded and
 combined in it (CUB: the type of ``initial``).
@@ -20,32 +22,36 @@ from numba import cuda
 import coop
 from coop._core.backend import SIMULATOR
 from coop.device._host import (check_length, device_array, device_operator, launch_stream, resident_blocks,
-                               temporary)
+                               temporary, temporary_with_state)
 
 __all__ = ["reduce", "sum"]
 
 # Warps per block and items per lane (per 4 bytes of value: 16 for int32, 8 for int64).
 WARPS = 2 if SIMULATOR else 8
 LANE_BYTES = 16 if SIMULATOR else 64
-FINAL_THREADS = 32 if SIMULATOR else 256
 FINAL_ITEMS = 2 if SIMULATOR else 8
 
 
 @functools.lru_cache(maxsize=None)
-def _kernels(op, in_dtype, dtype):
-    """(partials kernel, final kernel, warp tile, threads) for ``op`` on ``in_dtype``
-    values combined as ``dtype``."""
+def _kernel(op, in_dtype, dtype, warps=WARPS, lane_bytes=LANE_BYTES):
+    """(kernel, warp tile, threads) reducing ``in_dtype`` values with ``op`` as
+    ``dtype``."""
     in_type, value_type = np.dtype(in_dtype), np.dtype(dtype)
-    n_items = max(1, LANE_BYTES // in_type.itemsize)
+    WARPS = warps
+    n_items = max(1, lane_bytes // in_type.itemsize)
     warp_tile = 32 * n_items
     threads = 32 * WARPS
+    final_tile = threads * FINAL_ITEMS
+    levels = (n_items - 1).bit_length()  # (of the tree over a lane's items)
 
     @cuda.jit
-    def partials_kernel(d_in, n, partials):
+    def reduce_kernel(d_in, n, partials, done, initial, d_out):
         loaded = cuda.local.array(n_items, in_type)
         items = cuda.local.array(n_items, value_type)
+        last_items = cuda.local.array(FINAL_ITEMS, value_type)
         warp_values = cuda.shared.array(WARPS, value_type)
         warp_has = cuda.shared.array(WARPS, np.int32)
+        is_last = cuda.shared.array(1, np.int32)
         warp = cuda.threadIdx.x // 32
         tiles = (n + warp_tile - 1) // warp_tile
         warps = cuda.gridDim.x * WARPS
@@ -59,7 +65,13 @@ def _kernels(op, in_dtype, dtype):
                 coop.warp.load(d_in[base:], loaded, items_per_thread=n_items, algorithm="vectorize")
                 for i in range(n_items):
                     items[i] = loaded[i]  # (converted; a copy the compiler removes)
-                total = coop.warp.reduce(items, op)
+                # a tree over the lane's items, in order (a chain would wait on each op)
+                for level in range(levels):
+                    step = 1 << level
+                    for i in range(n_items // (2 * step) + 1):
+                        if 2 * step * i + step < n_items:
+                            items[2 * step * i] = op(items[2 * step * i], items[2 * step * i + step])
+                total = coop.warp.reduce(items[0], op)
             else:
                 coop.warp.load(d_in[base:], loaded, items_per_thread=n_items, valid_items=n - base)
                 for i in range(n_items):
@@ -79,21 +91,28 @@ def _kernels(op, in_dtype, dtype):
                     block_value = op(block_value, warp_values[w]) if block_has else warp_values[w]
                     block_has = True
             partials[cuda.blockIdx.x] = block_value
+            # the partial, then the count: the block that counts last sees every partial
+            # (the classic threadfence reduction); it sets the count back for the next call
+            cuda.threadfence()
+            ticket = cuda.atomic.add(done, 0, 1)
+            is_last[0] = ticket == cuda.gridDim.x - 1
+            if is_last[0]:
+                done[0] = 0
+        cuda.syncthreads()
+        if is_last[0]:
+            cuda.threadfence()
+            count = cuda.gridDim.x
+            total_so_far = initial
+            for base in range(0, count, final_tile):
+                valid = min(count - base, final_tile)
+                coop.block.load(partials[base:], last_items, threads=threads, items_per_thread=FINAL_ITEMS,
+                                valid_items=valid)
+                total = coop.block.reduce(last_items, op, valid_items=valid, threads=threads)
+                total_so_far = op(total_so_far, total)
+            if cuda.threadIdx.x == 0:
+                d_out[0] = total_so_far
 
-    @cuda.jit
-    def final_kernel(partials, count, initial, d_out):
-        items = cuda.local.array(FINAL_ITEMS, value_type)
-        running = initial
-        for base in range(0, count, FINAL_THREADS * FINAL_ITEMS):
-            valid = min(count - base, FINAL_THREADS * FINAL_ITEMS)
-            coop.block.load(partials[base:], items, threads=FINAL_THREADS, items_per_thread=FINAL_ITEMS,
-                            valid_items=valid)
-            total = coop.block.reduce(items, op, valid_items=valid, threads=FINAL_THREADS)
-            running = op(running, total)
-        if cuda.threadIdx.x == 0:
-            d_out[0] = running
-
-    return partials_kernel, final_kernel, warp_tile, threads
+    return reduce_kernel, warp_tile, threads
 
 
 def reduce(d_in, d_out, op, initial, stream=None):  # noqa: A001  (CUB's name)
@@ -176,10 +195,15 @@ def _reduce(function, d_in, d_out, op, initial, stream):
     op = device_operator(function, "op", op)
     stream = launch_stream(stream)
     value_type = d_out.dtype
-    partials_kernel, final_kernel, warp_tile, threads = _kernels(op, d_in.dtype, value_type)
+    kernel, warp_tile, threads = _kernel(op, d_in.dtype, value_type)
     n = d_in.size
-    blocks = min(resident_blocks(threads), -(-n // (warp_tile * WARPS))) if n else 0
+    if n == 0:
+        d_out[:1].copy_to_device(np.array([initial], value_type), stream=stream)
+        return
+    blocks = min(resident_blocks(threads), -(-n // (warp_tile * (threads // 32))))
     partials = temporary("partials", blocks, value_type, stream)
-    if blocks:
-        partials_kernel[blocks, threads, stream](d_in, n, partials)
-    final_kernel[1, FINAL_THREADS, stream](partials, blocks, value_type.type(initial), d_out)
+    done, state = temporary_with_state("reduce.done", 1, np.uint32, stream)
+    if not state:  # (new: zeroed once; each call's last block sets it back to 0)
+        done.copy_to_device(np.zeros(1, np.uint32), stream=stream)
+        state["zeroed"] = True
+    kernel[blocks, threads, stream](d_in, n, partials, done, value_type.type(initial), d_out)

@@ -47,12 +47,12 @@ def _select_kernel(predicate, in_dtype, flag_dtype, count_dtype, partition):
     prefix = tile_prefix(coop.ops.add, count_type)
     zero = count_type.type(0)
 
-    def select_kernel(d_in, flags, d_out, count, n, status, aggregates, inclusives):
+    def select_kernel(d_in, flags, d_out, count, n, status, aggregates, inclusives, epoch):
         temp = cuda.shared.array(temp_bytes, np.uint8, alignment=16)
         tile_slot = cuda.shared.array(1, np.int32)
         items = cuda.local.array(n_items, in_type)
         chosen = cuda.local.array(n_items, flag_type)
-        tile = claim_tile(status[status.size - 1:], tile_slot)
+        tile = claim_tile(status, (n + tile_size - 1) // tile_size, tile_slot)
         base = tile * tile_size
         valid = min(n - base, tile_size)
         if valid == tile_size:
@@ -76,8 +76,8 @@ def _select_kernel(predicate, in_dtype, flag_dtype, count_dtype, partition):
                 keep = predicate(items[i])
             keep = keep and first + i < valid
             chosen[i] = keep
-            selected += count_type.type(keep)
-        state = (status, aggregates, inclusives, tile, zero)
+            selected = count_type.type(selected + keep)  # (Numba would widen an int32 sum to int64)
+        state = (status, aggregates, inclusives, tile, epoch, zero)
         before = coop.block.exclusive_sum(selected, prefix_op=prefix, prefix_state=state, threads=THREADS,
                                           temp_storage=temp)
         position = before
@@ -119,7 +119,7 @@ def _select(function, d_in, flags, d_out, predicate, partition, stream):
         tiles = -(-n // tile_size)
         states = TileStates(tiles, count_type, stream)
         flag_array = flags if flags is not None else d_in  # (unused without flags)
-        kernel[tiles, THREADS, stream](d_in, flag_array, d_out, count, n, *states.arrays)
+        kernel[tiles, THREADS, stream](d_in, flag_array, d_out, count, n, *states.arrays, states.epoch)
     else:
         count.copy_to_device(np.zeros(1, np.int64), stream=stream)
     return int(count.copy_to_host(stream=stream)[0])
