@@ -220,3 +220,70 @@ def test_select_bad_input():
         coop.device.select_flagged(d_x, cuda.device_array(10, np.float32), cuda.device_array(10, np.int32))
     with pytest.raises(ValueError, match=r"coop.device.partition: d_out is too short: 5 items, 10 needed"):
         coop.device.partition(d_x, cuda.device_array(5, np.int32), lambda v: v > 0)
+
+
+@pytest.mark.parametrize("n", SIZES)
+@pytest.mark.parametrize("dtype", (np.float32, np.float64, np.uint8, np.int32, np.int64) if FULL_MATRIX
+                         else (np.float32, np.int16), ids=dtype_id)
+def test_histogram_even(dtype, n):
+    rng = np.random.default_rng(n + 11)
+    kind = np.dtype(dtype).kind
+    x = (rng.random(n) * 1.2 - 0.1 if kind == "f" else rng.integers(0, 120, n)).astype(dtype)
+    if kind == "f" and n > 2:
+        x[:2] = np.nan, 1.0  # (not counted: NaN, and upper itself)
+    bins = 7
+    lower, upper = (0.0, 1.0) if kind == "f" else (10, 110)
+    d_counts = cuda.to_device(np.full(bins + 1, 99, np.uint32))
+    coop.device.histogram_even(cuda.to_device(x), d_counts, bins, lower, upper)
+    position_type = np.float32 if np.dtype(dtype).itemsize <= (4 if kind == "f" else 2) else np.float64
+    positions = (x.astype(position_type) - position_type(lower)) * position_type(bins / (upper - lower))
+    inside = (positions >= 0) & (positions < bins)
+    expected = np.bincount(np.minimum(positions[inside].astype(np.int64), bins - 1), minlength=bins)
+    counts = d_counts.copy_to_host()
+    assert_equal_exact(counts[:bins], expected.astype(np.uint32), "histogram")
+    assert counts[bins] == 99, "a counter past bins was written"
+
+
+def test_histogram_many_bins():
+    """More bins than shared memory holds: counted in global memory."""
+    x = np.random.default_rng(12).integers(0, 5000, 3000).astype(np.int32)
+    d_counts = cuda.device_array(5000, np.int64)
+    coop.device.histogram_even(cuda.to_device(x), d_counts, 5000, 0, 5000)
+    assert_equal_exact(d_counts.copy_to_host(), np.bincount(x, minlength=5000), "histogram, 5000 bins")
+
+
+@pytest.mark.parametrize("n", SIZES)
+def test_segmented_reduce(n):
+    rng = np.random.default_rng(n + 13)
+    x = values(np.int32, n, seed=n)
+    cuts = np.sort(rng.integers(0, n + 1, 9)) if n else np.zeros(9, np.int64)
+    offsets = np.concatenate(([0], cuts, [n])).astype(np.int64)  # (empty segments too)
+    d_out = cuda.device_array(offsets.size - 1, np.int64)
+    coop.device.segmented_reduce(cuda.to_device(x), d_out, cuda.to_device(offsets), coop.ops.add, 5)
+    expected = [5 + x[a:b].sum() for a, b in zip(offsets[:-1], offsets[1:])]
+    assert_equal_exact(d_out.copy_to_host(), np.array(expected, np.int64), "segmented sums")
+    maps = (rng.integers(0, 1 << 16, n) << 16 | rng.integers(0, 1 << 16, n)).astype(np.int64)
+    d_maps = cuda.device_array(offsets.size - 1, np.int64)
+    coop.device.segmented_reduce(cuda.to_device(maps), d_maps, cuda.to_device(offsets), compose, IDENTITY)
+    expected = []
+    for a, b in zip(offsets[:-1], offsets[1:]):
+        f = IDENTITY
+        for g in maps[a:b].tolist():
+            f = compose_host(f, g)
+        expected.append(f)
+    assert_equal_exact(d_maps.copy_to_host(), np.array(expected, np.int64), "segmented compositions")
+
+
+def test_histogram_and_segments_bad_input():
+    d_x = cuda.to_device(np.arange(10, dtype=np.float32))
+    with pytest.raises(ValueError, match=r"coop.device.histogram_even: d_histogram is too short: 4 counters, 5"):
+        coop.device.histogram_even(d_x, cuda.device_array(4, np.int32), 5, 0.0, 1.0)
+    with pytest.raises(TypeError, match=r"coop.device.histogram_even: d_histogram has dtype float32"):
+        coop.device.histogram_even(d_x, cuda.device_array(5, np.float32), 5, 0.0, 1.0)
+    with pytest.raises(ValueError, match=r"coop.device.histogram_even: upper \(0.0\) must be greater"):
+        coop.device.histogram_even(d_x, cuda.device_array(5, np.int32), 5, 0.0, 0.0)
+    with pytest.raises(TypeError, match=r"coop.device.segmented_reduce: offsets must be int32 or int64"):
+        coop.device.segmented_reduce(d_x, cuda.device_array(1, np.float32), d_x, coop.ops.add, 0)
+    with pytest.raises(ValueError, match=r"coop.device.segmented_reduce: d_out is too short: 1 items, 2 needed"):
+        coop.device.segmented_reduce(d_x, cuda.device_array(1, np.float32), cuda.to_device(np.array([0, 2, 4])),
+                                     coop.ops.add, 0)

@@ -71,6 +71,8 @@ MODULES = [
     "coop.device.reduce",
     "coop.device.scan",
     "coop.device.select",
+    "coop.device.histogram",
+    "coop.device.segmented_reduce",
 ]
 
 

@@ -526,3 +526,27 @@ PARAGRAPHS["operator_result"] = """
 The result, of the type Numba gives the operation (``int32 + int32`` is int64). A
 primitive that calls it converts the result back to its values' type.
 """
+
+
+# coop.device's host functions.
+
+PARAGRAPHS["device_array"] = """
+A 1-D contiguous device array: Numba's, CuPy's, PyTorch's (any CUDA Array Interface
+object). A NumPy array in host memory is an error.
+"""
+
+PARAGRAPHS["device_operator"] = """
+Associative (not necessarily commutative): a coop.ops operator, ``operator.add`` and
+the like, a lambda or function given here (compiled for the device), or a
+``@cuda.jit(device=True)`` function.
+"""
+
+PARAGRAPHS["device_stream"] = """
+A Numba, CuPy or PyTorch stream, or a ``cudaStream_t`` handle; default: the default
+stream. The call returns without waiting for the GPU.
+"""
+
+PARAGRAPHS["device_returns"] = """
+The output holds the result once the GPU has run the call (it is queued on ``stream``;
+copying the output to the host waits for it).
+"""

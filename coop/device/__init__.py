@@ -7,6 +7,8 @@ composing them.
   ``exclusive_sum(d_in, d_out)`` (DeviceScan): one pass, decoupled look-back.
 - ``select(d_in, d_out, predicate)``, ``select_flagged(d_in, flags, d_out)``,
   ``partition(d_in, d_out, predicate)`` (DeviceSelect, DevicePartition): return the count.
+- ``histogram_even(d_samples, d_histogram, bins, lower, upper)`` (DeviceHistogram).
+- ``segmented_reduce(d_in, d_out, offsets, op, initial)`` (DeviceSegmentedReduce).
 
 Every function takes 1-D contiguous device arrays (Numba, CuPy, PyTorch: any CUDA Array
 Interface object) and ``stream=``; operators may be coop.ops operators, ``operator.add``
@@ -17,7 +19,9 @@ without waiting for the GPU, as CUB's do.
 
 from coop.device.reduce import reduce, sum  # noqa: A004
 from coop.device.scan import exclusive_scan, exclusive_sum, inclusive_scan, inclusive_sum
+from coop.device.histogram import histogram_even
+from coop.device.segmented_reduce import segmented_reduce
 from coop.device.select import partition, select, select_flagged
 
 __all__ = ["reduce", "sum", "inclusive_scan", "exclusive_scan", "inclusive_sum", "exclusive_sum", "select",
-           "select_flagged", "partition"]
+           "select_flagged", "partition", "histogram_even", "segmented_reduce"]

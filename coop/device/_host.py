@@ -12,6 +12,8 @@ streams, operators given on the host, launch sizes and kernel caches.
   ``operator.add`` and friends and ``@cuda.jit(device=True)`` functions as they are; a
   lambda or plain function given on the host compiled as a device function (once per
   function object).
+- ``documented``: a public function's docstring with coop's shared paragraphs filled in
+  (``coop._core.docs``), as the kernel-side primitives' are.
 - ``resident_blocks(threads)``: how many blocks of ``threads`` fill the GPU once.
 - ``temporary(role, size, dtype, stream)``: a device array of ``size`` items for the
   algorithms' temporary storage, kept between calls (one per role, dtype and stream, grown
@@ -27,12 +29,18 @@ import numpy as np
 from numba import cuda as numba_cuda
 
 from coop._core.backend import SIMULATOR
+from coop._core.docs import expand
 
 if not SIMULATOR:
     from numba.cuda.cudadrv.devicearray import DeviceNDArray
 
-__all__ = ["device_array", "launch_stream", "device_operator", "resident_blocks", "check_length", "temporary",
-           "temporary_with_state"]
+__all__ = ["documented", "device_array", "check_length", "launch_stream", "device_operator", "resident_blocks",
+           "temporary", "temporary_with_state"]
+
+
+def documented(function):
+    function.__doc__ = expand(function.__doc__)
+    return function
 
 
 def _error(function, name, message, kind=TypeError):

@@ -3,27 +3,30 @@ Decoupled Look-back", 2016; CUB's ScanTileState and TilePrefixCallbackOp): how a
 learns the combination of every tile before it within one kernel, waiting only on
 predecessors that have not yet published anything.
 
-Each tile ``t`` has a status word and two values in global memory (see below for values
-of up to 32 bits, which live in the status word): ``status[t]`` is ``EMPTY`` (0) until the tile publishes ``AGGREGATE`` (its own tiles'
-combination, in ``aggregates[t]``) and later ``INCLUSIVE`` (the combination of tiles
-``0..t``, in ``inclusives[t]``). Tiles are claimed in order (``claim_tile``: an atomic
-counter), so every predecessor of a tile is running or done: the look-back never waits
-on a block that has not started, and it is correct when blocks run one at a time (the
-simulator's way).
+Each tile has a status and two values in global memory (values of up to 32 bits live in
+the status word itself). A tile's status is empty until it publishes ``AGGREGATE`` (its
+own items' combination) and later ``INCLUSIVE`` (the combination of every tile up to
+it). Tiles are claimed in order (``claim_tile``: an atomic counter), so every
+predecessor of a tile is running or done: the look-back never waits on a block that has
+not started, and it is correct when blocks run one at a time (the simulator's way).
 
-``TileStates(tiles, value_dtype, stream)`` allocates the status words (and the tile
-counter after them), zeroed, and the values; its ``arrays`` go to the kernel.
-``tile_prefix(op, value_dtype)`` gives the prefix callback of a scan seeded with an
-``initial`` value (``state = (status, aggregates, inclusives, tile, initial)``): the first
-tile's prefix is ``initial``, the others' the look-back's.
-``lookback_prefix(op, value_dtype)`` gives the block scan's prefix callback
-``prefix(state, aggregate) -> exclusive prefix``, ``state = (status, aggregates,
-inclusives, tile)``, which the first warp of the block calls (coop.block's
-``prefix_op``): lane 0 publishes the tile's aggregate; each lane reads one of the 32
-predecessors before the window's end (lane 31 the nearest), spinning while it is EMPTY;
-the window's values from the last INCLUSIVE one on are combined in tile order (a suffix
-scan over the lanes, so ``op`` need not commute) and the window moves back by 32 tiles
-until an INCLUSIVE one is found; lane 0 then publishes the tile's inclusive value.
+- ``TileStates(tiles, value_dtype, stream)``: the global memory, kept between calls, and
+  the call's ``epoch``; ``status[0]`` is the tile counter, ``status[t + 1]`` tile
+  ``t``'s status, ``epoch << 2 | flag``. A status of an earlier call's epoch reads as
+  empty, so nothing is reset between calls; the block that claims the last tile sets
+  the counter back to 0.
+- ``tile_access(value_dtype)``: ``publish`` and ``read`` (spinning while empty) of one
+  tile's status and value.
+- ``lookback_prefix(op, value_dtype)``: the block scan's prefix callback
+  ``prefix(state, aggregate) -> exclusive prefix``, ``state = (status, aggregates,
+  inclusives, tile, epoch)``, which the first warp of the block calls (coop.block's
+  ``prefix_op``): lane 0 publishes the tile's aggregate; each lane reads one of the 32
+  predecessors before the window's end (lane 31 the nearest); the window's values from
+  the last INCLUSIVE one on are combined in tile order (a suffix scan over the lanes, so
+  ``op`` need not commute) and the window moves back by 32 tiles until an INCLUSIVE one
+  is found; lane 0 then publishes the tile's inclusive value.
+- ``tile_prefix(op, value_dtype)``: the same for a scan seeded with ``initial``
+  (``state`` ends with it): the first tile's prefix is ``initial``.
 
 Memory ordering (``coop._core.memory_order``), ``tile_access``: a value of up to 32 bits
 shares one 64-bit word with its status, written and read whole with relaxed GPU-scope
@@ -45,10 +48,9 @@ from coop._core.memory_order import load_acquire, load_relaxed_pair, packs, stor
 from coop.device._host import temporary, temporary_with_state
 from coop._core.shuffle import DOWN, FULL_MASK, IDX, shuffler
 
-__all__ = ["EMPTY", "AGGREGATE", "INCLUSIVE", "TileStates", "claim_tile", "lookback_prefix", "tile_access",
-           "tile_prefix"]
+__all__ = ["AGGREGATE", "INCLUSIVE", "TileStates", "claim_tile", "lookback_prefix", "tile_access", "tile_prefix"]
 
-EMPTY, AGGREGATE, INCLUSIVE = 0, 1, 2
+AGGREGATE, INCLUSIVE = 1, 2  # (flags; 0 is never published)
 
 
 @cuda.jit(device=True)

@@ -21,8 +21,8 @@ from numba import cuda
 
 import coop
 from coop._core.backend import SIMULATOR
-from coop.device._host import (check_length, device_array, device_operator, launch_stream, resident_blocks,
-                               temporary, temporary_with_state)
+from coop.device._host import (check_length, device_array, device_operator, documented, launch_stream,
+                               resident_blocks, temporary, temporary_with_state)
 
 __all__ = ["reduce", "sum"]
 
@@ -37,10 +37,9 @@ def _kernel(op, in_dtype, dtype, warps=WARPS, lane_bytes=LANE_BYTES):
     """(kernel, warp tile, threads) reducing ``in_dtype`` values with ``op`` as
     ``dtype``."""
     in_type, value_type = np.dtype(in_dtype), np.dtype(dtype)
-    WARPS = warps
     n_items = max(1, lane_bytes // in_type.itemsize)
     warp_tile = 32 * n_items
-    threads = 32 * WARPS
+    threads = 32 * warps
     final_tile = threads * FINAL_ITEMS
     levels = (n_items - 1).bit_length()  # (of the tree over a lane's items)
 
@@ -49,14 +48,14 @@ def _kernel(op, in_dtype, dtype, warps=WARPS, lane_bytes=LANE_BYTES):
         loaded = cuda.local.array(n_items, in_type)
         items = cuda.local.array(n_items, value_type)
         last_items = cuda.local.array(FINAL_ITEMS, value_type)
-        warp_values = cuda.shared.array(WARPS, value_type)
-        warp_has = cuda.shared.array(WARPS, np.int32)
+        warp_values = cuda.shared.array(warps, value_type)
+        warp_has = cuda.shared.array(warps, np.int32)
         is_last = cuda.shared.array(1, np.int32)
         warp = cuda.threadIdx.x // 32
         tiles = (n + warp_tile - 1) // warp_tile
-        warps = cuda.gridDim.x * WARPS
-        mine = cuda.blockIdx.x * WARPS + warp
-        first, last = mine * tiles // warps, (mine + 1) * tiles // warps
+        all_warps = cuda.gridDim.x * warps
+        mine = cuda.blockIdx.x * warps + warp
+        first, last = mine * tiles // all_warps, (mine + 1) * tiles // all_warps
         running = items[0]  # (its type; the value is unused until ``has`` is set)
         has = False
         for tile in range(first, last):
@@ -86,7 +85,7 @@ def _kernel(op, in_dtype, dtype, warps=WARPS, lane_bytes=LANE_BYTES):
         if cuda.threadIdx.x == 0:
             block_value = warp_values[0]
             block_has = False
-            for w in range(WARPS):
+            for w in range(warps):
                 if warp_has[w]:
                     block_value = op(block_value, warp_values[w]) if block_has else warp_values[w]
                     block_has = True
@@ -115,6 +114,7 @@ def _kernel(op, in_dtype, dtype, warps=WARPS, lane_bytes=LANE_BYTES):
     return reduce_kernel, warp_tile, threads
 
 
+@documented
 def reduce(d_in, d_out, op, initial, stream=None):  # noqa: A001  (CUB's name)
     """Reduce ``d_in`` with ``op`` after ``initial`` into ``d_out[0]`` (CUB
     DeviceReduce::Reduce).
@@ -122,26 +122,22 @@ def reduce(d_in, d_out, op, initial, stream=None):  # noqa: A001  (CUB's name)
     Parameters
     ----------
     d_in : device array
-        The values: a 1-D contiguous device array (Numba, CuPy, PyTorch: any CUDA Array
-        Interface object). May be empty.
+        The values, may be empty:
+        {device_array}
     d_out : device array
         Receives ``initial op d_in[0] op d_in[1] ...`` in ``d_out[0]``; its dtype is the
         type the values are converted to and combined in.
     op : operator
-        Associative (not necessarily commutative): a coop.ops operator,
-        ``operator.add`` and the like, a lambda or function (compiled for the device), or
-        a ``@cuda.jit(device=True)`` function.
+        {device_operator}
     initial : scalar
         The first operand (``op``'s identity gives a plain reduction).
     stream : stream, optional
-        A Numba, CuPy or PyTorch stream, or a ``cudaStream_t`` handle; default: the
-        default stream. The call returns without waiting for the GPU.
+        {device_stream}
 
     Returns
     -------
     None
-        ``d_out`` holds the result once the GPU has run the call (it is queued on
-        ``stream``; copying ``d_out`` to the host waits for it).
+        {device_returns}
 
     Example
     -------
@@ -159,6 +155,7 @@ def reduce(d_in, d_out, op, initial, stream=None):  # noqa: A001  (CUB's name)
     return _reduce("reduce", d_in, d_out, op, initial, stream)
 
 
+@documented
 def sum(d_in, d_out, stream=None):  # noqa: A001  (CUB's name)
     """Sum ``d_in`` into ``d_out[0]`` (CUB DeviceReduce::Sum), in ``d_out``'s dtype.
 
@@ -169,8 +166,7 @@ def sum(d_in, d_out, stream=None):  # noqa: A001  (CUB's name)
     Returns
     -------
     None
-        ``d_out`` holds the result once the GPU has run the call (it is queued on
-        ``stream``; copying ``d_out`` to the host waits for it).
+        {device_returns}
 
     Example
     -------

@@ -19,7 +19,8 @@ from numba import cuda
 
 import coop
 from coop._core.backend import SIMULATOR
-from coop.device._host import check_length, device_array, device_operator, launch_stream
+from coop.device._host import check_length, device_array, device_operator, documented, launch_stream
+from coop.device._tiles import tile_loader, tile_storer
 from coop.device._lookback import INCLUSIVE, TileStates, claim_tile, tile_access, tile_prefix
 
 __all__ = ["inclusive_scan", "exclusive_scan", "inclusive_sum", "exclusive_sum"]
@@ -40,13 +41,13 @@ def _scan_kernel(op, in_dtype, dtype, exclusive, has_initial, threads=THREADS, n
                  algorithm=ALGORITHM):
     in_type, value_type = np.dtype(in_dtype), np.dtype(dtype)
     n_items = n_items or _items_per_thread(in_type, value_type)
-    THREADS = threads
-    tile_size = THREADS * n_items
+    tile_size = threads * n_items
     temp_bytes = max(
-        coop.block.load.temp_storage_bytes(in_type, THREADS, n_items, algorithm="warp_transpose"),
-        coop.block.store.temp_storage_bytes(value_type, THREADS, n_items, algorithm="warp_transpose"),
-        coop.block.exclusive_scan.temp_storage_bytes(value_type, THREADS, algorithm=algorithm),
+        coop.block.load.temp_storage_bytes(in_type, threads, n_items, algorithm="warp_transpose"),
+        coop.block.store.temp_storage_bytes(value_type, threads, n_items, algorithm="warp_transpose"),
+        coop.block.exclusive_scan.temp_storage_bytes(value_type, threads, algorithm=algorithm),
     )
+    load, store = tile_loader(in_type, threads, n_items), tile_storer(value_type, threads, n_items)
     prefix = tile_prefix(op, value_type)
     publish, _ = tile_access(value_type)
     zero = value_type.type(0)
@@ -60,32 +61,22 @@ def _scan_kernel(op, in_dtype, dtype, exclusive, has_initial, threads=THREADS, n
         tile = claim_tile(status, (n + tile_size - 1) // tile_size, tile_slot)
         base = tile * tile_size
         valid = min(n - base, tile_size)
-        if valid == tile_size:
-            coop.block.load(d_in[base:], loaded, threads=THREADS, items_per_thread=n_items,
-                            algorithm="warp_transpose", temp_storage=temp)
-        else:
-            coop.block.load(d_in[base:], loaded, threads=THREADS, items_per_thread=n_items,
-                            algorithm="warp_transpose", valid_items=valid, temp_storage=temp)
+        load(d_in[base:], loaded, valid, temp)
         for i in range(n_items):
             items[i] = loaded[i]  # (converted; a copy the compiler removes)
         state = (status, aggregates, inclusives, tile, epoch, initial if has_initial else zero)
         if tile == 0 and not has_initial:  # (an inclusive scan's first tile: nothing before it)
-            aggregate = coop.block.inclusive_scan(items, op, output=items, threads=THREADS, algorithm=algorithm,
+            aggregate = coop.block.inclusive_scan(items, op, output=items, threads=threads, algorithm=algorithm,
                                                   temp_storage=temp)
             if cuda.threadIdx.x == 0:
                 publish(status, aggregates, inclusives, tile, epoch, INCLUSIVE, aggregate)
         elif exclusive:
             coop.block.exclusive_scan(items, op, output=items, prefix_op=prefix, prefix_state=state,
-                                      threads=THREADS, algorithm=algorithm, temp_storage=temp)
+                                      threads=threads, algorithm=algorithm, temp_storage=temp)
         else:
             coop.block.inclusive_scan(items, op, output=items, prefix_op=prefix, prefix_state=state,
-                                      threads=THREADS, algorithm=algorithm, temp_storage=temp)
-        if valid == tile_size:
-            coop.block.store(d_out[base:], items, threads=THREADS, items_per_thread=n_items,
-                             algorithm="warp_transpose", temp_storage=temp)
-        else:
-            coop.block.store(d_out[base:], items, threads=THREADS, items_per_thread=n_items,
-                             algorithm="warp_transpose", valid_items=valid, temp_storage=temp)
+                                      threads=threads, algorithm=algorithm, temp_storage=temp)
+        store(d_out[base:], items, valid, temp)
 
     return scan_kernel, tile_size
 
@@ -111,6 +102,7 @@ def _scan(function, d_in, d_out, op, initial, exclusive, stream):
                                         value_type.type(initial if has_initial else 0))
 
 
+@documented
 def inclusive_scan(d_in, d_out, op, initial=None, stream=None):
     """Inclusive prefix scan of ``d_in`` with ``op`` into ``d_out`` (CUB
     DeviceScan::InclusiveScan, or InclusiveScanInit with ``initial``): ``d_out[i] =
@@ -119,26 +111,22 @@ def inclusive_scan(d_in, d_out, op, initial=None, stream=None):
     Parameters
     ----------
     d_in : device array
-        The values: a 1-D contiguous device array (Numba, CuPy, PyTorch: any CUDA Array
-        Interface object). May be empty.
+        The values, may be empty:
+        {device_array}
     d_out : device array
         At least as long as ``d_in``; may be ``d_in`` itself. Its dtype is the type the
         values are converted to and combined in.
     op : operator
-        Associative (not necessarily commutative): a coop.ops operator,
-        ``operator.add`` and the like, a lambda or function (compiled for the device), or
-        a ``@cuda.jit(device=True)`` function.
+        {device_operator}
     initial : scalar, optional
         Combined before the first value.
     stream : stream, optional
-        A Numba, CuPy or PyTorch stream, or a ``cudaStream_t`` handle; default: the
-        default stream. The call returns without waiting for the GPU.
+        {device_stream}
 
     Returns
     -------
     None
-        ``d_out`` holds the result once the GPU has run the call (it is queued on
-        ``stream``; copying ``d_out`` to the host waits for it).
+        {device_returns}
 
     Example
     -------
@@ -156,6 +144,7 @@ def inclusive_scan(d_in, d_out, op, initial=None, stream=None):
     _scan("inclusive_scan", d_in, d_out, op, initial, False, stream)
 
 
+@documented
 def exclusive_scan(d_in, d_out, op, initial, stream=None):
     """Exclusive prefix scan of ``d_in`` with ``op`` into ``d_out`` (CUB
     DeviceScan::ExclusiveScan): ``d_out[0] = initial``, ``d_out[i] = initial op d_in[0]
@@ -170,8 +159,7 @@ def exclusive_scan(d_in, d_out, op, initial, stream=None):
     Returns
     -------
     None
-        ``d_out`` holds the result once the GPU has run the call (it is queued on
-        ``stream``; copying ``d_out`` to the host waits for it).
+        {device_returns}
 
     Example
     -------
@@ -202,6 +190,7 @@ def exclusive_scan(d_in, d_out, op, initial, stream=None):
     _scan("exclusive_scan", d_in, d_out, op, initial, True, stream)
 
 
+@documented
 def inclusive_sum(d_in, d_out, stream=None):
     """Inclusive prefix sum of ``d_in`` into ``d_out`` (CUB DeviceScan::InclusiveSum), in
     ``d_out``'s dtype.
@@ -213,8 +202,7 @@ def inclusive_sum(d_in, d_out, stream=None):
     Returns
     -------
     None
-        ``d_out`` holds the result once the GPU has run the call (it is queued on
-        ``stream``; copying ``d_out`` to the host waits for it).
+        {device_returns}
 
     Example
     -------
@@ -234,6 +222,7 @@ def inclusive_sum(d_in, d_out, stream=None):
     _scan("inclusive_sum", d_in, d_out, coop.ops.add, 0, False, stream)
 
 
+@documented
 def exclusive_sum(d_in, d_out, stream=None):
     """Exclusive prefix sum of ``d_in`` into ``d_out`` (CUB DeviceScan::ExclusiveSum):
     ``d_out[0] = 0``, in ``d_out``'s dtype.
@@ -245,8 +234,7 @@ def exclusive_sum(d_in, d_out, stream=None):
     Returns
     -------
     None
-        ``d_out`` holds the result once the GPU has run the call (it is queued on
-        ``stream``; copying ``d_out`` to the host waits for it).
+        {device_returns}
 
     Example
     -------

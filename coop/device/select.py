@@ -21,7 +21,8 @@ from numba import cuda
 import coop
 from coop._core.backend import SIMULATOR
 from coop._core.constants import without_dead_branches
-from coop.device._host import check_length, device_array, device_operator, launch_stream, temporary
+from coop.device._host import check_length, device_array, device_operator, documented, launch_stream, temporary
+from coop.device._tiles import tile_loader
 from coop.device._lookback import TileStates, claim_tile, tile_prefix
 
 __all__ = ["select", "select_flagged", "partition"]
@@ -44,6 +45,7 @@ def _select_kernel(predicate, in_dtype, flag_dtype, count_dtype, partition):
         coop.block.load.temp_storage_bytes(flag_type, THREADS, n_items, algorithm="warp_transpose"),
         coop.block.exclusive_sum.temp_storage_bytes(count_type, THREADS),
     )
+    load_items, load_flags = tile_loader(in_type, THREADS, n_items), tile_loader(flag_type, THREADS, n_items)
     prefix = tile_prefix(coop.ops.add, count_type)
     zero = count_type.type(0)
 
@@ -55,18 +57,9 @@ def _select_kernel(predicate, in_dtype, flag_dtype, count_dtype, partition):
         tile = claim_tile(status, (n + tile_size - 1) // tile_size, tile_slot)
         base = tile * tile_size
         valid = min(n - base, tile_size)
-        if valid == tile_size:
-            coop.block.load(d_in[base:], items, threads=THREADS, items_per_thread=n_items,
-                            algorithm="warp_transpose", temp_storage=temp)
-            if flagged:
-                coop.block.load(flags[base:], chosen, threads=THREADS, items_per_thread=n_items,
-                                algorithm="warp_transpose", temp_storage=temp)
-        else:
-            coop.block.load(d_in[base:], items, threads=THREADS, items_per_thread=n_items,
-                            algorithm="warp_transpose", valid_items=valid, temp_storage=temp)
-            if flagged:
-                coop.block.load(flags[base:], chosen, threads=THREADS, items_per_thread=n_items,
-                                algorithm="warp_transpose", valid_items=valid, temp_storage=temp)
+        load_items(d_in[base:], items, valid, temp)
+        if flagged:
+            load_flags(flags[base:], chosen, valid, temp)
         first = cuda.threadIdx.x * n_items  # (blocked: the thread's items' tile positions)
         selected = zero
         for i in range(n_items):
@@ -125,6 +118,7 @@ def _select(function, d_in, flags, d_out, predicate, partition, stream):
     return int(count.copy_to_host(stream=stream)[0])
 
 
+@documented
 def select(d_in, d_out, predicate, stream=None):
     """Copy the items of ``d_in`` for which ``predicate`` is true to the front of
     ``d_out``, in order (CUB DeviceSelect::If).
@@ -132,8 +126,8 @@ def select(d_in, d_out, predicate, stream=None):
     Parameters
     ----------
     d_in : device array
-        The items: a 1-D contiguous device array (Numba, CuPy, PyTorch: any CUDA Array
-        Interface object). May be empty.
+        The items, may be empty:
+        {device_array}
     d_out : device array
         Of ``d_in``'s dtype, long enough for the selected items (``d_in``'s length is
         always enough; a shorter one is the caller's bet).
@@ -141,8 +135,7 @@ def select(d_in, d_out, predicate, stream=None):
         ``predicate(item) -> bool``: a lambda or function (compiled for the device), or
         a ``@cuda.jit(device=True)`` function.
     stream : stream, optional
-        A Numba, CuPy or PyTorch stream, or a ``cudaStream_t`` handle; default: the
-        default stream.
+        {device_stream}
 
     Returns
     -------
@@ -166,6 +159,7 @@ def select(d_in, d_out, predicate, stream=None):
     return _select("select", d_in, None, d_out, predicate, False, stream)
 
 
+@documented
 def select_flagged(d_in, flags, d_out, stream=None):
     """Copy the items of ``d_in`` whose flag is nonzero to the front of ``d_out``, in
     order (CUB DeviceSelect::Flagged).
@@ -200,6 +194,7 @@ def select_flagged(d_in, flags, d_out, stream=None):
     return _select("select_flagged", d_in, flags, d_out, None, False, stream)
 
 
+@documented
 def partition(d_in, d_out, predicate, stream=None):
     """Split ``d_in`` by ``predicate`` into ``d_out``: the selected items in order at the
     front, the rejected ones in reverse order at the back (CUB DevicePartition::If).

@@ -1,0 +1,45 @@
+"""Tile loads and stores of coop.device's one-tile-per-block kernels: ``tile_loader`` /
+``tile_storer(dtype, threads, items_per_thread)`` give ``load(src, items, valid,
+temp_storage)`` / ``store(dst, items, valid, temp_storage)``, coop.block.load / store
+with "warp_transpose" (CUB's choice for its scan and select agents), unguarded for a
+full tile (``valid`` = the tile's size) and with ``valid_items`` for the last one."""
+
+import functools
+
+from numba import cuda
+
+import coop
+
+__all__ = ["tile_loader", "tile_storer"]
+
+
+@functools.lru_cache(maxsize=None)
+def tile_loader(dtype, threads, items_per_thread):
+    tile_size = threads * items_per_thread
+
+    @cuda.jit(device=True)
+    def load(src, items, valid, temp_storage):
+        if valid == tile_size:
+            coop.block.load(src, items, threads=threads, items_per_thread=items_per_thread,
+                            algorithm="warp_transpose", temp_storage=temp_storage)
+        else:
+            coop.block.load(src, items, threads=threads, items_per_thread=items_per_thread,
+                            algorithm="warp_transpose", valid_items=valid, temp_storage=temp_storage)
+
+    return load
+
+
+@functools.lru_cache(maxsize=None)
+def tile_storer(dtype, threads, items_per_thread):
+    tile_size = threads * items_per_thread
+
+    @cuda.jit(device=True)
+    def store(dst, items, valid, temp_storage):
+        if valid == tile_size:
+            coop.block.store(dst, items, threads=threads, items_per_thread=items_per_thread,
+                             algorithm="warp_transpose", temp_storage=temp_storage)
+        else:
+            coop.block.store(dst, items, threads=threads, items_per_thread=items_per_thread,
+                             algorithm="warp_transpose", valid_items=valid, temp_storage=temp_storage)
+
+    return store

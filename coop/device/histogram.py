@@ -1,0 +1,141 @@
+"""Device-wide histograms (CUB's DeviceHistogram::HistogramEven):
+``histogram_even(d_samples, d_histogram, bins, lower, upper)``.
+
+One kernel over a grid that fills the GPU once: each block loads tile after tile
+(``coop.block.load``, "warp_transpose"), maps each sample to its bin, counts the tile
+into the block's shared counters (``coop.block.histogram``, "atomic", accumulating), and
+at the end adds its counters to ``d_histogram`` with one atomic add per bin. With more
+bins than fit shared memory, the blocks count into ``d_histogram`` directly.
+"""
+
+import functools
+
+import numpy as np
+from numba import cuda
+
+import coop
+from coop._core.backend import SIMULATOR
+from coop._core.constants import without_dead_branches
+from coop.device._host import device_array, documented, launch_stream, resident_blocks
+
+__all__ = ["histogram_even"]
+
+THREADS = 32 if SIMULATOR else 256
+TILE_BYTES_PER_THREAD = 16 if SIMULATOR else 32
+SHARED_BINS = 4096  # (16 KiB of 4-byte counters: two blocks of 256 threads per SM still fit)
+COUNTER_TYPES = (np.int32, np.uint32, np.int64, np.uint64)
+
+
+@functools.lru_cache(maxsize=None)
+def _histogram_kernel(sample_dtype, counter_dtype, bins):
+    sample_type, counter_type = np.dtype(sample_dtype), np.dtype(counter_dtype)
+    n_items = max(1, TILE_BYTES_PER_THREAD // sample_type.itemsize)
+    tile_size = THREADS * n_items
+    shared = bins <= SHARED_BINS
+    # bin positions in float32 where it holds every sample exactly, else float64
+    narrow = sample_type.itemsize <= (4 if sample_type.kind == "f" else 2)
+    position_type = np.float32 if narrow else np.float64
+    load_bytes = coop.block.load.temp_storage_bytes(sample_type, THREADS, n_items, algorithm="warp_transpose")
+    steps = -(-bins // THREADS)
+
+    def histogram_kernel(d_samples, n, d_histogram, lower, scale):
+        temp = cuda.shared.array(load_bytes, np.uint8, alignment=16)
+        counters = cuda.shared.array(bins if shared else 1, counter_type)
+        samples = cuda.local.array(n_items, sample_type)
+        indices = cuda.local.array(n_items, np.int32)
+        rank = cuda.threadIdx.x
+        if shared:
+            for k in range(steps):
+                if rank + k * THREADS < bins:
+                    counters[rank + k * THREADS] = 0
+        for base in range(cuda.blockIdx.x * tile_size, n, cuda.gridDim.x * tile_size):
+            valid = min(n - base, tile_size)
+            coop.block.load(d_samples[base:], samples, threads=THREADS, items_per_thread=n_items,
+                            algorithm="warp_transpose", valid_items=valid, temp_storage=temp)
+            for i in range(n_items):
+                indices[i] = -1  # (not counted: outside [lower, upper), or past the tile's end)
+                if rank * n_items + i < valid:
+                    position = (position_type(samples[i]) - lower) * scale
+                    if position >= 0 and position < bins:
+                        indices[i] = min(np.int32(position), bins - 1)
+            if shared:
+                coop.block.histogram(indices, counters, bins, threads=THREADS, items_per_thread=n_items,
+                                     accumulate=True)
+            else:
+                coop.block.histogram(indices, d_histogram, bins, threads=THREADS, items_per_thread=n_items,
+                                     accumulate=True)
+        if shared:
+            cuda.syncthreads()
+            for k in range(steps):
+                b = rank + k * THREADS
+                if b < bins and counters[b] != 0:
+                    cuda.atomic.add(d_histogram, b, counters[b])
+
+    return cuda.jit(without_dead_branches(histogram_kernel)), tile_size, position_type
+
+
+@documented
+def histogram_even(d_samples, d_histogram, bins, lower, upper, stream=None):
+    """Count samples into ``bins`` bins of equal width over ``[lower, upper)`` (CUB
+    DeviceHistogram::HistogramEven with ``bins + 1`` levels).
+
+    Parameters
+    ----------
+    d_samples : device array
+        The samples (integers or floats), may be empty:
+        {device_array}
+    d_histogram : device array
+        ``bins`` counters (int32, uint32, int64 or uint64), overwritten with the counts.
+    bins : int
+        The number of bins (at least 1; up to 4096 are counted in shared memory, more
+        straight into ``d_histogram``).
+    lower, upper : scalar
+        The bins' range: sample ``x`` with ``lower <= x < upper`` goes to bin
+        ``int((x - lower) * (bins / (upper - lower)))`` (at most ``bins - 1``), computed
+        in float32 for float32 and float16 samples and 8- and 16-bit integers, in float64
+        otherwise; other samples (NaN too) are not counted.
+    stream : stream, optional
+        {device_stream}
+
+    Returns
+    -------
+    None
+        ``d_histogram`` holds the counts once the GPU has run the call.
+
+    Example
+    -------
+    ::
+
+        import numpy as np
+        import coop
+        from numba import cuda
+
+        x = np.random.default_rng(9).random(10**4).astype(np.float32)
+        d_counts = cuda.device_array(10, np.int32)
+        coop.device.histogram_even(cuda.to_device(x), d_counts, 10, 0.0, 1.0)
+        assert (d_counts.copy_to_host() == np.histogram(x, bins=10, range=(0, 1))[0]).all()
+    """
+    function = "histogram_even"
+    d_samples = device_array(function, "d_samples", d_samples)
+    d_histogram = device_array(function, "d_histogram", d_histogram)
+    if not isinstance(bins, (int, np.integer)) or bins < 1:
+        raise ValueError(f"coop.device.{function}: bins must be an integer of at least 1, got {bins!r}")
+    bins = int(bins)
+    if d_histogram.size < bins:
+        raise ValueError(f"coop.device.{function}: d_histogram is too short: {d_histogram.size} counters, {bins} "
+                         "needed")
+    if d_histogram.dtype not in [np.dtype(t) for t in COUNTER_TYPES]:
+        raise TypeError(f"coop.device.{function}: d_histogram has dtype {d_histogram.dtype}; counters may be "
+                        "int32, uint32, int64 or uint64")
+    if d_samples.dtype.kind not in "iuf":
+        raise TypeError(f"coop.device.{function}: d_samples must hold integers or floats, got {d_samples.dtype}")
+    if not upper > lower:
+        raise ValueError(f"coop.device.{function}: upper ({upper}) must be greater than lower ({lower})")
+    stream = launch_stream(stream)
+    kernel, tile_size, position_type = _histogram_kernel(d_samples.dtype, d_histogram.dtype, bins)
+    d_histogram[:bins].copy_to_device(np.zeros(bins, d_histogram.dtype), stream=stream)
+    n = d_samples.size
+    if n:
+        blocks = min(resident_blocks(THREADS), -(-n // tile_size))
+        kernel[blocks, THREADS, stream](d_samples, n, d_histogram, position_type(lower),
+                                        position_type(bins / (upper - lower)))

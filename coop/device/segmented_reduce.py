@@ -1,0 +1,117 @@
+"""Device-wide segmented reductions (CUB's DeviceSegmentedReduce::Reduce):
+``segmented_reduce(d_in, d_out, offsets, op, initial)``.
+
+One block per segment (as CUB's): the block loads its segment tile by tile
+(``coop.block.load``, blocked, the last tile partial), reduces each tile with
+``coop.block.reduce`` and folds the tiles in order after ``initial``; thread 0 writes the
+result. Values are converted to ``d_out``'s dtype as they are loaded and combined in it;
+``op`` needs to be associative only.
+"""
+
+import functools
+
+import numpy as np
+from numba import cuda
+
+import coop
+from coop._core.backend import SIMULATOR
+from coop.device._host import check_length, device_array, device_operator, documented, launch_stream
+
+__all__ = ["segmented_reduce"]
+
+THREADS = 32 if SIMULATOR else 256
+TILE_BYTES_PER_THREAD = 16 if SIMULATOR else 32
+
+
+@functools.lru_cache(maxsize=None)
+def _segment_kernel(op, in_dtype, dtype):
+    in_type, value_type = np.dtype(in_dtype), np.dtype(dtype)
+    n_items = max(1, TILE_BYTES_PER_THREAD // in_type.itemsize)
+    tile_size = THREADS * n_items
+    temp_bytes = max(coop.block.load.temp_storage_bytes(in_type, THREADS, n_items, algorithm="warp_transpose"),
+                     coop.block.reduce.temp_storage_bytes(value_type, THREADS))
+
+    @cuda.jit
+    def segment_kernel(d_in, d_out, offsets, initial):
+        temp = cuda.shared.array(temp_bytes, np.uint8, alignment=16)
+        loaded = cuda.local.array(n_items, in_type)
+        items = cuda.local.array(n_items, value_type)
+        segment = cuda.blockIdx.x
+        begin, end = offsets[segment], offsets[segment + 1]
+        running = initial
+        for base in range(begin, end, tile_size):
+            valid = min(end - base, tile_size)
+            coop.block.load(d_in[base:], loaded, threads=THREADS, items_per_thread=n_items,
+                            algorithm="warp_transpose", valid_items=valid, temp_storage=temp)
+            for i in range(n_items):
+                items[i] = loaded[i]  # (converted; a copy the compiler removes)
+            total = coop.block.reduce(items, op, valid_items=valid, threads=THREADS, temp_storage=temp)
+            running = op(running, total)
+        if cuda.threadIdx.x == 0:
+            d_out[segment] = running
+
+    return segment_kernel
+
+
+@documented
+def segmented_reduce(d_in, d_out, offsets, op, initial, stream=None):
+    """Reduce each segment of ``d_in`` with ``op`` after ``initial`` (CUB
+    DeviceSegmentedReduce::Reduce): ``d_out[s] = initial op d_in[offsets[s]] op ... op
+    d_in[offsets[s + 1] - 1]``.
+
+    Parameters
+    ----------
+    d_in : device array
+        The values:
+        {device_array}
+    d_out : device array
+        One result per segment (``len(offsets) - 1``); its dtype is the type the values
+        are converted to and combined in.
+    offsets : device array
+        ``len(offsets) - 1`` segments: segment ``s`` is ``d_in[offsets[s]:offsets[s +
+        1]]`` (int32 or int64, non-decreasing, within ``d_in``); an empty segment gives
+        ``initial``.
+    op : operator
+        {device_operator}
+    initial : scalar
+        The first operand of every segment's reduction.
+    stream : stream, optional
+        {device_stream}
+
+    Returns
+    -------
+    None
+        ``d_out`` holds the results once the GPU has run the call.
+
+    Example
+    -------
+    Row sums of a ragged array::
+
+        import numpy as np
+        import coop
+        from numba import cuda
+
+        rng = np.random.default_rng(10)
+        lengths = rng.integers(0, 300, 50)
+        offsets = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
+        x = rng.integers(-9, 10, offsets[-1]).astype(np.int32)
+        d_sums = cuda.device_array(50, np.int64)
+        coop.device.segmented_reduce(cuda.to_device(x), d_sums, cuda.to_device(offsets), coop.ops.add, 0)
+        expected = [x[a:b].sum() for a, b in zip(offsets[:-1], offsets[1:])]
+        assert (d_sums.copy_to_host() == expected).all()
+    """
+    function = "segmented_reduce"
+    d_in = device_array(function, "d_in", d_in)
+    d_out = device_array(function, "d_out", d_out)
+    offsets = device_array(function, "offsets", offsets)
+    if offsets.dtype not in (np.dtype(np.int32), np.dtype(np.int64)):
+        raise TypeError(f"coop.device.{function}: offsets must be int32 or int64, got {offsets.dtype}")
+    if offsets.size < 1:
+        raise ValueError(f"coop.device.{function}: offsets must hold at least one offset (no segments: one)")
+    segments = offsets.size - 1
+    check_length(function, "d_out", d_out, segments)
+    op = device_operator(function, "op", op)
+    stream = launch_stream(stream)
+    if segments:
+        kernel = _segment_kernel(op, d_in.dtype, d_out.dtype)
+        kernel[segments, THREADS, stream](d_in, d_out, offsets, d_out.dtype.type(initial))
