@@ -26,7 +26,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 
 # Figures drawn from kernel results, on the simulator as on a GPU (timing plots: GPU only).
-FIGURES = {"01_block_reduce_and_scan.ipynb": 1, "04_tile_analytics.ipynb": 1}
+FIGURES = {"01_block_reduce_and_scan.ipynb": 1, "04_tile_analytics.ipynb": 1, "05_device_algorithms.ipynb": 1}
 
 
 def test_there_are_notebooks():
