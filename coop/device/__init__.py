@@ -14,7 +14,8 @@ Every function takes 1-D contiguous device arrays (Numba, CuPy, PyTorch: any CUD
 Interface object) and ``stream=``; operators may be coop.ops operators, ``operator.add``
 and the like, lambdas or functions given on the host (compiled for the device), or
 ``@cuda.jit(device=True)`` functions. Bad input raises before any launch. Calls return
-without waiting for the GPU, as CUB's do.
+without waiting for the GPU, as CUB's do, except those that return a count (select,
+select_flagged, partition), which wait to read it.
 """
 
 from coop.device.reduce import reduce, sum  # noqa: A004

@@ -47,7 +47,7 @@ def _error(function, name, message, kind=TypeError):
     return kind(f"coop.device.{function}: {name} {message}")
 
 
-def device_array(function, name, x, writable=False):
+def device_array(function, name, x):
     """``x`` as a 1-D, contiguous Numba device array (no copy)."""
     if isinstance(x, np.ndarray):
         raise _error(function, name, "is a NumPy array in host memory: coop.device takes device arrays "
