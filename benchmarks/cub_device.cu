@@ -47,17 +47,6 @@ struct IsEven {
   __host__ __device__ bool operator()(int x) const { return x % 2 == 0; }
 };
 
-// splitmix64: fast enough for 2^28 items on the host
-struct Rng {
-  unsigned long long state;
-  unsigned long long operator()() {
-    unsigned long long z = (state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
-};
-
 template <typename T> static const char* dtype_name() {
   if constexpr (std::is_same_v<T, int>) return "int32";
   else if constexpr (std::is_same_v<T, float>) return "float32";

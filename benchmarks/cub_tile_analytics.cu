@@ -41,17 +41,6 @@ struct Minus {
   __device__ int operator()(int a, int b) const { return a - b; }
 };
 
-// splitmix64: fast enough for 2^28 samples on the host
-struct Rng {
-  unsigned long long state;
-  unsigned long long operator()() {
-    unsigned long long z = (state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
-};
-
 // -- kernels ------------------------------------------------------------------------------------
 
 template <int THREADS, int ITEMS, cub::BlockHistogramAlgorithm ALGORITHM>

@@ -1,5 +1,6 @@
-// Shared by the CUB sides of the sort benchmarks: error checks and the timing loop
-// (median of 20 back-to-back launches, CUDA events between them, after 3 warm-ups).
+// Shared by the CUB sides of the benchmarks: error checks, the timing loop (median of 20
+// back-to-back launches, CUDA events between them, after 3 warm-ups) and the host's
+// random numbers (splitmix64: fast enough for 2^28 items; benchmarks/device.py replays it).
 #pragma once
 #include <algorithm>
 #include <cstdio>
@@ -38,3 +39,13 @@ template <typename F> static double time_it(F launch) {
   for (auto& e : events) CHECK(cudaEventDestroy(e));
   return median(ms) * 1e-3;
 }
+
+struct Rng {
+  unsigned long long state;
+  unsigned long long operator()() {
+    unsigned long long z = (state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+};

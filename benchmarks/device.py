@@ -72,7 +72,7 @@ HOST_CALLS = 200
 FLOAT_SAMPLES = 16
 RTOL = 1e-3
 
-# cub_device.cu's Rng (splitmix64): its k-th draw (from 1) mixes the state SEED + k * GOLDEN.
+# cub_timing.cuh's Rng (splitmix64, which cub_device.cu draws from): its k-th draw (from 1) mixes the state SEED + k * GOLDEN.
 SEED, GOLDEN, MIX1, MIX2 = 7, 0x9E3779B97F4A7C15, 0xBF58476D1CE4E5B9, 0x94D049BB133111EB
 DRAWS = 3  # per item: its int32, its float32, its uint32 key
 CHUNK = 1 << 22  # items generated at a time (bounds the uint64 temporaries)

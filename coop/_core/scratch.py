@@ -492,6 +492,14 @@ def thread_count(threads):
     return constant_threads
 
 
+def striped_steps(count, threads):
+    """``(steps, exact)`` of a loop over ``count`` slots striped over a block of
+    ``threads`` (slot ``rank + k*threads`` at step ``k``): a constant trip count unrolls,
+    where ``range(rank, count, threads)`` compiles to a run-time loop (CUB's loops are
+    the same); ``exact``: every step's slot is in range."""
+    return -(-count // threads), count % threads == 0
+
+
 @device_function
 def raking_slot(index, segment):
     """Where grid index ``index`` lives in a raking grid of ``segment``-long segments: one

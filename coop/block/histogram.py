@@ -32,7 +32,8 @@ from coop._core.backend import cuda, device_function
 from coop._core.constants import without_dead_branches
 from coop._core.exchange import check_static_shared, required_items_per_thread, required_threads
 from coop._core.misuse import size_check
-from coop._core.scratch import Region, Struct, Union, block_rank, loader, storage, store, storer, thread_count
+from coop._core.scratch import (Region, Struct, Union, block_rank, loader, storage, store, storer, striped_steps,
+                                thread_count)
 from coop._core.specialize import Signature, is_none, primitive
 from coop.block.radix import check_tile, sort_layout, tile_sorter
 
@@ -121,7 +122,7 @@ def _initialiser(block, bins, zero):
     barriers (earlier readers of the counters are done; every counter is 0 after)."""
     count_threads = thread_count(block)
     striped = block is not None
-    steps, exact = _striped_steps(bins, block or 1)
+    steps, exact = striped_steps(bins, block or 1)
 
     def initialise(histogram):
         cuda.syncthreads()
@@ -137,14 +138,6 @@ def _initialiser(block, bins, zero):
         cuda.syncthreads()
 
     return device_function(initialise)
-
-
-def _striped_steps(bins, threads):
-    """``(steps, exact)`` of a loop over the bins striped over a block of ``threads``
-    (bin ``rank + k*threads`` at step ``k``): a constant trip count unrolls, where
-    ``range(rank, bins, threads)`` compiles to a run-time loop (CUB's loops are the
-    same); ``exact``: every step's bin is in range."""
-    return -(-bins // threads), bins % threads == 0
 
 
 def _atomic_counter(item_type, block, bins, counter, partial, accumulate):
@@ -177,7 +170,7 @@ def _sort_counter(sig, item_type, block, n, bins, counter, partial, accumulate, 
     begin_slot, end_slot, last_slot = (layout.slot(f"runs.{name}") for name in ("run_begin", "run_end", "last_keys"))
     load_bound, load_key = loader(types.uint32), loader(key_type)
     store_bound = storer(types.uint32)
-    steps, exact = _striped_steps(bins, block)
+    steps, exact = striped_steps(bins, block)
 
     def count(items, histogram, valid_items, unused, buffer):
         keys = cuda.local.array(n, key_np)

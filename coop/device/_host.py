@@ -15,6 +15,8 @@ streams, operators given on the host, launch sizes and kernel caches.
 - ``documented``: a public function's docstring with coop's shared paragraphs filled in
   (``coop._core.docs``), as the kernel-side primitives' are.
 - ``resident_blocks(threads)``: how many blocks of ``threads`` fill the GPU once.
+- ``fill_zero(array, count, stream)``: ``array[:count] = 0``, queued on ``stream`` (a
+  kernel: no host array to copy, no slice).
 - ``temporary(role, size, dtype, stream)``: a device array of ``size`` items for the
   algorithms' temporary storage, kept between calls (one per role, dtype and stream, grown
   when a call needs more): a call then allocates nothing, and calls on one stream reuse
@@ -26,16 +28,23 @@ import inspect
 import operator
 
 import numpy as np
-from numba import cuda as numba_cuda
+from numba import cuda
 
 from coop._core.backend import SIMULATOR
 from coop._core.docs import expand
+from coop.device._tiles import BLOCK_THREADS
 
-if not SIMULATOR:
+if SIMULATOR:
+    from numba.cuda.simulator.api import stream as SimulatedStream
+    from numba.cuda.simulator.cudadrv.devicearray import FakeCUDAArray
+    from numba.cuda.simulator.kernel import FakeCUDAKernel as DeviceFunction
+else:
     from numba.cuda.cudadrv.devicearray import DeviceNDArray
+    from numba.cuda.cudadrv.driver import Stream
+    from numba.cuda.dispatcher import CUDADispatcher as DeviceFunction
 
 __all__ = ["documented", "device_array", "check_length", "launch_stream", "device_operator", "resident_blocks",
-           "temporary", "temporary_with_state"]
+           "fill_zero", "temporary", "temporary_with_state"]
 
 
 def documented(function):
@@ -53,8 +62,6 @@ def device_array(function, name, x):
         raise _error(function, name, "is a NumPy array in host memory: coop.device takes device arrays "
                                      "(numba.cuda.to_device(x), a CuPy array or a PyTorch CUDA tensor)")
     if SIMULATOR:
-        from numba.cuda.simulator.cudadrv.devicearray import FakeCUDAArray
-
         if not isinstance(x, FakeCUDAArray):
             raise _error(function, name, f"must be a device array, got {type(x).__name__} (on the simulator: "
                                          "numba.cuda.to_device(x) or numba.cuda.device_array(...))")
@@ -62,10 +69,10 @@ def device_array(function, name, x):
     elif isinstance(x, DeviceNDArray):  # (as it is: converting costs as much as a launch)
         array = x
     else:
-        if not numba_cuda.is_cuda_array(x):
+        if not cuda.is_cuda_array(x):
             raise _error(function, name, f"must be a device array (an object with __cuda_array_interface__), "
                                          f"got {type(x).__name__}")
-        array = numba_cuda.as_cuda_array(x, sync=False)
+        array = cuda.as_cuda_array(x, sync=False)
     if array.ndim != 1:
         raise _error(function, name, f"must be 1-D, got {array.ndim} dimensions (pass x.ravel() of a "
                                      "contiguous array)", ValueError)
@@ -85,18 +92,14 @@ def launch_stream(stream):
     if stream is None or (isinstance(stream, int) and stream == 0):
         return 0
     if SIMULATOR:
-        from numba.cuda.simulator.api import stream as simulated_stream
-
-        if isinstance(stream, (int, simulated_stream)) or _stream_handle(stream) is not None:
+        if isinstance(stream, (int, SimulatedStream)) or _stream_handle(stream) is not None:
             return 0  # (the simulator runs each launch to its end, in order)
     else:
-        from numba.cuda.cudadrv.driver import Stream
-
         if isinstance(stream, Stream):
             return stream
         handle = stream if isinstance(stream, int) else _stream_handle(stream)
         if handle is not None:
-            return numba_cuda.external_stream(handle)
+            return cuda.external_stream(handle)
     raise TypeError(f"coop.device: stream must be None, a Numba, CuPy or PyTorch stream, or a cudaStream_t "
                     f"handle (int), got {type(stream).__name__}")
 
@@ -116,14 +119,14 @@ _BUILTIN_OPERATORS |= {min, max}
 
 @functools.lru_cache(maxsize=256)
 def _compiled(function):
-    return numba_cuda.jit(device=True)(function)
+    return cuda.jit(device=True)(function)
 
 
 def device_operator(function, name, op):
     """``op`` in a form coop's kernels can call."""
     if op in _BUILTIN_OPERATORS:
         return op
-    if getattr(op, "__qualname__", "").startswith("coop.ops.") or _is_device_function(op):
+    if getattr(op, "__qualname__", "").startswith("coop.ops.") or isinstance(op, DeviceFunction):
         return op
     if inspect.isfunction(op):
         return _compiled(op)
@@ -131,26 +134,26 @@ def device_operator(function, name, op):
                                  f"lambda or function, or a @cuda.jit(device=True) function), got {op!r}")
 
 
-def _is_device_function(op):
-    if SIMULATOR:
-        from numba.cuda.simulator.kernel import FakeCUDAKernel
-
-        return isinstance(op, FakeCUDAKernel)
-    from numba.cuda.dispatcher import CUDADispatcher
-
-    return isinstance(op, CUDADispatcher)
-
-
 @functools.lru_cache(maxsize=None)
 def _multiprocessors():
     if SIMULATOR:
         return 1
-    return numba_cuda.get_current_device().MULTIPROCESSOR_COUNT
+    return cuda.get_current_device().MULTIPROCESSOR_COUNT
 
 
 def resident_blocks(threads, per_multiprocessor_threads=2048):
     """Blocks of ``threads`` that fill every multiprocessor once (at full occupancy)."""
     return _multiprocessors() * max(1, per_multiprocessor_threads // threads)
+
+
+@cuda.jit
+def _zero(array, count):
+    for i in range(cuda.grid(1), count, cuda.gridsize(1)):
+        array[i] = 0
+
+
+def fill_zero(array, count, stream):
+    _zero[min(max(-(-count // BLOCK_THREADS), 1), 1024), BLOCK_THREADS, stream](array, count)
 
 
 _TEMPORARIES = {}
@@ -168,7 +171,7 @@ def temporary_with_state(role, size, dtype, stream):
     key = (role, dtype, _stream_key(stream))
     entry = _TEMPORARIES.get(key)
     if entry is None or entry[0].size < size:
-        entry = _TEMPORARIES[key] = (numba_cuda.device_array(max(size, 1), dtype, stream=stream), {})
+        entry = _TEMPORARIES[key] = (cuda.device_array(max(size, 1), dtype, stream=stream), {})
     return entry
 
 

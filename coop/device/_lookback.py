@@ -42,10 +42,9 @@ import functools
 import numpy as np
 from numba import cuda
 
-from coop._core.backend import SIMULATOR
 
 from coop._core.memory_order import load_acquire, load_relaxed_pair, packs, store_relaxed_pair, store_release
-from coop.device._host import temporary, temporary_with_state
+from coop.device._host import fill_zero, temporary, temporary_with_state
 from coop._core.shuffle import DOWN, FULL_MASK, IDX, shuffler
 
 __all__ = ["AGGREGATE", "INCLUSIVE", "TileStates", "claim_tile", "lookback_prefix", "tile_access", "tile_prefix"]
@@ -176,12 +175,6 @@ def tile_prefix(op, value_dtype):
     return prefix
 
 
-@cuda.jit
-def _zero(words):
-    for i in range(cuda.grid(1), words.size, cuda.gridsize(1)):
-        words[i] = 0
-
-
 EPOCHS = 1 << 30  # (epoch << 2 | flag fits 32 bits)
 
 
@@ -201,8 +194,7 @@ class TileStates:
         self.inclusives = temporary("lookback.inclusives", tiles, value_dtype, stream)
         epoch = state.get("epoch", 0) + 1
         if epoch == 1 or epoch == EPOCHS:
-            threads = 32 if SIMULATOR else 256
-            _zero[min(-(-self.status.size // threads), 1024), threads, stream](self.status)
+            fill_zero(self.status, self.status.size, stream)
             epoch = 1
         state["epoch"] = self.epoch = np.uint32(epoch)
 

@@ -1,16 +1,31 @@
-"""Tile loads and stores of coop.device's one-tile-per-block kernels: ``tile_loader`` /
-``tile_storer(dtype, threads, items_per_thread)`` give ``load(src, items, valid,
-temp_storage)`` / ``store(dst, items, valid, temp_storage)``, coop.block.load / store
-with "warp_transpose" (CUB's choice for its scan and select agents), unguarded for a
-full tile (``valid`` = the tile's size) and with ``valid_items`` for the last one."""
+"""The tiles of coop.device's block-per-tile kernels.
+
+- ``BLOCK_THREADS``: their block size (small on the simulator, which runs a Python
+  thread per CUDA thread).
+- ``items_per_thread(tile_bytes, *dtypes)``: items per thread when each thread's share of
+  a tile is ``tile_bytes`` of the widest of ``dtypes`` (at least one).
+- ``tile_loader`` / ``tile_storer(dtype, threads, items_per_thread)`` give ``load(src,
+  items, valid, temp_storage)`` / ``store(dst, items, valid, temp_storage)``,
+  coop.block.load / store with "warp_transpose" (CUB's choice for its scan and select
+  agents), unguarded for a full tile (``valid`` = the tile's size) and with
+  ``valid_items`` for the last one.
+"""
 
 import functools
 
+import numpy as np
 from numba import cuda
 
 import coop
+from coop._core.backend import SIMULATOR
 
-__all__ = ["tile_loader", "tile_storer"]
+__all__ = ["BLOCK_THREADS", "items_per_thread", "tile_loader", "tile_storer"]
+
+BLOCK_THREADS = 32 if SIMULATOR else 256
+
+
+def items_per_thread(tile_bytes, *dtypes):
+    return max(1, tile_bytes // max(np.dtype(dtype).itemsize for dtype in dtypes))
 
 
 @functools.lru_cache(maxsize=None)

@@ -15,12 +15,14 @@ from numba import cuda
 
 import coop
 from coop._core.backend import SIMULATOR
+from coop.device._tiles import BLOCK_THREADS, items_per_thread
 from coop._core.constants import without_dead_branches
-from coop.device._host import device_array, documented, launch_stream, resident_blocks
+from coop._core.scratch import striped_steps
+from coop.device._host import device_array, documented, fill_zero, launch_stream, resident_blocks
 
 __all__ = ["histogram_even"]
 
-THREADS = 32 if SIMULATOR else 256
+THREADS = BLOCK_THREADS
 TILE_BYTES_PER_THREAD = 16 if SIMULATOR else 32
 SHARED_BINS = 4096  # (16 KiB of 4-byte counters: two blocks of 256 threads per SM still fit)
 COUNTER_TYPES = (np.int32, np.uint32, np.int64, np.uint64)
@@ -29,14 +31,14 @@ COUNTER_TYPES = (np.int32, np.uint32, np.int64, np.uint64)
 @functools.lru_cache(maxsize=None)
 def _histogram_kernel(sample_dtype, counter_dtype, bins):
     sample_type, counter_type = np.dtype(sample_dtype), np.dtype(counter_dtype)
-    n_items = max(1, TILE_BYTES_PER_THREAD // sample_type.itemsize)
+    n_items = items_per_thread(TILE_BYTES_PER_THREAD, sample_type)
     tile_size = THREADS * n_items
     shared = bins <= SHARED_BINS
     # bin positions in float32 where it holds every sample exactly, else float64
     narrow = sample_type.itemsize <= (4 if sample_type.kind == "f" else 2)
     position_type = np.float32 if narrow else np.float64
     load_bytes = coop.block.load.temp_storage_bytes(sample_type, THREADS, n_items, algorithm="warp_transpose")
-    steps = -(-bins // THREADS)
+    steps, exact = striped_steps(bins, THREADS)
 
     def histogram_kernel(d_samples, n, d_histogram, lower, scale):
         temp = cuda.shared.array(load_bytes, np.uint8, alignment=16)
@@ -46,7 +48,7 @@ def _histogram_kernel(sample_dtype, counter_dtype, bins):
         rank = cuda.threadIdx.x
         if shared:
             for k in range(steps):
-                if rank + k * THREADS < bins:
+                if exact or rank + k * THREADS < bins:
                     counters[rank + k * THREADS] = 0
         for base in range(cuda.blockIdx.x * tile_size, n, cuda.gridDim.x * tile_size):
             valid = min(n - base, tile_size)
@@ -68,7 +70,7 @@ def _histogram_kernel(sample_dtype, counter_dtype, bins):
             cuda.syncthreads()
             for k in range(steps):
                 b = rank + k * THREADS
-                if b < bins and counters[b] != 0:
+                if (exact or b < bins) and counters[b] != 0:
                     cuda.atomic.add(d_histogram, b, counters[b])
 
     return cuda.jit(without_dead_branches(histogram_kernel)), tile_size, position_type
@@ -133,7 +135,7 @@ def histogram_even(d_samples, d_histogram, bins, lower, upper, stream=None):
         raise ValueError(f"coop.device.{function}: upper ({upper}) must be greater than lower ({lower})")
     stream = launch_stream(stream)
     kernel, tile_size, position_type = _histogram_kernel(d_samples.dtype, d_histogram.dtype, bins)
-    d_histogram[:bins].copy_to_device(np.zeros(bins, d_histogram.dtype), stream=stream)
+    fill_zero(d_histogram, bins, stream)
     n = d_samples.size
     if n:
         blocks = min(resident_blocks(THREADS), -(-n // tile_size))

@@ -21,8 +21,8 @@ from numba import cuda
 
 import coop
 from coop._core.backend import SIMULATOR
-from coop.device._host import (check_length, device_array, device_operator, documented, launch_stream,
-                               resident_blocks, temporary, temporary_with_state)
+from coop.device._host import (check_length, device_array, device_operator, documented, fill_zero,
+                               launch_stream, resident_blocks, temporary, temporary_with_state)
 
 __all__ = ["reduce", "sum"]
 
@@ -200,6 +200,6 @@ def _reduce(function, d_in, d_out, op, initial, stream):
     partials = temporary("partials", blocks, value_type, stream)
     done, state = temporary_with_state("reduce.done", 1, np.uint32, stream)
     if not state:  # (new: zeroed once; each call's last block sets it back to 0)
-        done.copy_to_device(np.zeros(1, np.uint32), stream=stream)
+        fill_zero(done, 1, stream)
         state["zeroed"] = True
     kernel[blocks, threads, stream](d_in, n, partials, done, value_type.type(initial), d_out)

@@ -20,27 +20,23 @@ from numba import cuda
 import coop
 from coop._core.backend import SIMULATOR
 from coop.device._host import check_length, device_array, device_operator, documented, launch_stream
-from coop.device._tiles import tile_loader, tile_storer
+from coop.device._tiles import BLOCK_THREADS, items_per_thread, tile_loader, tile_storer
 from coop.device._lookback import INCLUSIVE, TileStates, claim_tile, tile_access, tile_prefix
 
 __all__ = ["inclusive_scan", "exclusive_scan", "inclusive_sum", "exclusive_sum"]
 
 # Measured on an H100 (int32, 2^24 and 2^28 items): 256 threads of 24 items with the
 # warp-scans block scan beat 128 or 512 threads, 8 to 16 items, and the raking scan.
-THREADS = 32 if SIMULATOR else 256
+THREADS = BLOCK_THREADS
 ALGORITHM = "warp_scans"
 TILE_BYTES_PER_THREAD = 16 if SIMULATOR else 96  # (4-byte values: 24 items per thread)
-
-
-def _items_per_thread(in_type, value_type):
-    return max(1, TILE_BYTES_PER_THREAD // max(in_type.itemsize, value_type.itemsize))
 
 
 @functools.lru_cache(maxsize=None)
 def _scan_kernel(op, in_dtype, dtype, exclusive, has_initial, threads=THREADS, n_items=None,
                  algorithm=ALGORITHM):
     in_type, value_type = np.dtype(in_dtype), np.dtype(dtype)
-    n_items = n_items or _items_per_thread(in_type, value_type)
+    n_items = n_items or items_per_thread(TILE_BYTES_PER_THREAD, in_type, value_type)
     tile_size = threads * n_items
     temp_bytes = max(
         coop.block.load.temp_storage_bytes(in_type, threads, n_items, algorithm="warp_transpose"),

@@ -15,18 +15,19 @@ from numba import cuda
 
 import coop
 from coop._core.backend import SIMULATOR
+from coop.device._tiles import BLOCK_THREADS, items_per_thread
 from coop.device._host import check_length, device_array, device_operator, documented, launch_stream
 
 __all__ = ["segmented_reduce"]
 
-THREADS = 32 if SIMULATOR else 256
+THREADS = BLOCK_THREADS
 TILE_BYTES_PER_THREAD = 16 if SIMULATOR else 32
 
 
 @functools.lru_cache(maxsize=None)
 def _segment_kernel(op, in_dtype, dtype):
     in_type, value_type = np.dtype(in_dtype), np.dtype(dtype)
-    n_items = max(1, TILE_BYTES_PER_THREAD // in_type.itemsize)
+    n_items = items_per_thread(TILE_BYTES_PER_THREAD, in_type)
     tile_size = THREADS * n_items
     temp_bytes = max(coop.block.load.temp_storage_bytes(in_type, THREADS, n_items, algorithm="warp_transpose"),
                      coop.block.reduce.temp_storage_bytes(value_type, THREADS))

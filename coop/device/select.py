@@ -21,13 +21,13 @@ from numba import cuda
 import coop
 from coop._core.backend import SIMULATOR
 from coop._core.constants import without_dead_branches
-from coop.device._host import check_length, device_array, device_operator, documented, launch_stream, temporary
-from coop.device._tiles import tile_loader
+from coop.device._host import check_length, device_array, device_operator, documented, fill_zero, launch_stream, temporary
+from coop.device._tiles import BLOCK_THREADS, items_per_thread, tile_loader
 from coop.device._lookback import TileStates, claim_tile, tile_prefix
 
 __all__ = ["select", "select_flagged", "partition"]
 
-THREADS = 32 if SIMULATOR else 256
+THREADS = BLOCK_THREADS
 TILE_BYTES_PER_THREAD = 16 if SIMULATOR else 48
 
 
@@ -38,7 +38,7 @@ def _select_kernel(predicate, in_dtype, flag_dtype, count_dtype, partition):
     in_type, count_type = np.dtype(in_dtype), np.dtype(count_dtype)
     flagged = predicate is None
     flag_type = np.dtype(flag_dtype if flagged else np.uint8)
-    n_items = max(1, TILE_BYTES_PER_THREAD // in_type.itemsize)
+    n_items = items_per_thread(TILE_BYTES_PER_THREAD, in_type)
     tile_size = THREADS * n_items
     temp_bytes = max(
         coop.block.load.temp_storage_bytes(in_type, THREADS, n_items, algorithm="warp_transpose"),
@@ -114,7 +114,7 @@ def _select(function, d_in, flags, d_out, predicate, partition, stream):
         flag_array = flags if flags is not None else d_in  # (unused without flags)
         kernel[tiles, THREADS, stream](d_in, flag_array, d_out, count, n, *states.arrays, states.epoch)
     else:
-        count.copy_to_device(np.zeros(1, np.int64), stream=stream)
+        fill_zero(count, 1, stream)
     return int(count.copy_to_host(stream=stream)[0])
 
 
