@@ -1,47 +1,94 @@
-"""coop.device's sum and prefix sums against CUB's device layer and CuPy, side by side on one GPU.
+"""coop.device's algorithms against CUB's device layer and CuPy, side by side on one GPU.
 
-    python benchmarks/device.py [--log2n 16,20,24,28] [--algorithms reduce_sum,inclusive_sum,exclusive_sum]
+    python benchmarks/device.py [--log2n 16,20,24,28] [--algorithms reduce_sum,select_if,...]
                                 [--out DIR] [--sim-check]
+
+Algorithms (named as benchmarks/cub_device.cu names them, so that the rows pair up):
 
 - reduce_sum: ``coop.device.sum`` / ``cub::DeviceReduce::Sum`` / ``cupy.sum``, int32 and float32.
 - inclusive_sum: ``coop.device.inclusive_sum`` / ``cub::DeviceScan::InclusiveSum`` / ``cupy.cumsum``,
   int32 and float32.
 - exclusive_sum: ``coop.device.exclusive_sum`` / ``cub::DeviceScan::ExclusiveSum``, int32 (CuPy has none).
+- select_flagged: ``coop.device.select_flagged`` / ``cub::DeviceSelect::Flagged`` / CuPy's boolean
+  indexing ``x[flags]``, int32 items, one-byte flags set on every other item from the first
+  (the CUB side's ``char`` flags; coop takes them as int8, CuPy as a bool view of the same bytes).
+- select_if: ``coop.device.select`` / ``cub::DeviceSelect::If``, int32, predicate ``x % 2 == 0``
+  (the CUB side's IsEven; coop's is a Python function, compiled once); no CuPy.
+- histogram_even: ``coop.device.histogram_even`` / ``cub::DeviceHistogram::HistogramEven`` /
+  ``cupy.histogram(x, bins=256, range=(0, 1))``, float32 samples, 256 bins over [0, 1), int32
+  counters (CuPy's: int64, a new array each call). CuPy counts as NumPy does, its last bin
+  closed (a sample equal to 1.0 counts in bin 255), where CUB and coop leave out a sample
+  equal to the upper bound; no sample here is 1.0, so the counts are the same, and CuPy's
+  are checked exactly too. CuPy's call also makes its bin edges (a linspace) and zeroes a
+  new histogram each time.
+- segmented_reduce_sum: ``coop.device.segmented_reduce(x, out, offsets, coop.ops.add, 0)`` /
+  ``cub::DeviceSegmentedReduce::Sum``, int32, n / 1024 segments of 1024 items (offsets
+  0, 1024, 2048, ..., int32); no CuPy.
+- radix_sort_keys, radix_sort_pairs: ``coop.device.radix_sort`` / ``cub::DeviceRadixSort::SortKeys``,
+  ``SortPairs`` / ``cupy.sort`` (keys only), uint32 keys, all 32 bits; the pairs' values are
+  the keys' positions 0, 1, ..., n - 1 (uint32). Skipped on coop's side where coop.device has no
+  ``radix_sort`` yet. coop's sorts in place, CUB's here out of place (keys_in -> keys_out,
+  its input never written). So that each of coop's timed calls sorts the same input, its
+  call is a device-to-device copy of the input (kept untouched on the device) into a work
+  buffer (keys, and the positions too for the pairs: ``work.copy_to_device(input)``,
+  cuMemcpyDtoD on the legacy default stream, which does not wait on the host) followed by the
+  sort of the work buffer; the "coop" rows time both. The copy alone is timed the same way in
+  rows of impl "copy", algorithm "radix_sort_keys_copy" / "radix_sort_pairs_copy" (checked:
+  the work buffer equals the input), and the table adds a line per size with coop's sort
+  time taken as the difference of the two medians (an estimate: the two are timed
+  separately). ``cupy.sort(x)`` copies ``x`` into a new array and sorts that, so CuPy's row
+  includes a copy (and an allocation from its pool) as coop's does. CuPy's pairs are not
+  timed: ``cupy.argsort`` plus gathering keys is not the same algorithm.
 
-Each on n = 2^LOG2N items, into an output of the input's dtype, summed in it (as CUB sums).
-The inputs are the CUB side's, bit for bit: its splitmix64 stream (benchmarks/cub_device.cu's
-``Rng``: seed 7, three draws an item, one stream through the sizes in their order) is
-replayed here with NumPy: int32 items in [0, 8), float32 multiples of 2^-24 in [0, 1). Each
-is copied to the device once and shared with CuPy without a copy (CUDA Array Interface).
-CuPy is optional (skipped if it does not import).
+Each on n = 2^LOG2N items. The inputs are the CUB side's, bit for bit: its splitmix64 stream
+(benchmarks/cub_timing.cuh's ``Rng``, seed 7; cub_device.cu draws three numbers an item, its
+int32, its float32 and its uint32 key in that order, one stream through the sizes in their
+order, every size drawing all three whatever the algorithms run) is replayed here with
+NumPy: int32 items in [0, 8) (the draw modulo 8), float32 multiples of 2^-24 in [0, 1) (its
+top 24 bits times 2^-24), uint32 keys (its top 32 bits). The flags, offsets and positions
+are not drawn. Each input is copied to the device once and shared with CuPy without a copy
+(CUDA Array Interface). CuPy is optional (skipped if it does not import).
 
 Timing, alike for every implementation (benchmarks/cub_timing.cuh's, through
 radix_sort.median_launch_seconds): median of 20 back-to-back calls after 3 warm-ups, CUDA
 events recorded on the default stream between them (Numba's events: coop's and CuPy's
 calls go to that legacy default stream too, in the same context). A coop or CuPy call is
 timed whole, host work included, as a CUB call is (its temporary storage allocated once,
-outside the loop). Also measured: coop's ``first_call_s``, the wall-clock of the first call at each
-size up to its result (the first size's compiles coop's kernels for the dtype; the CUDA
-context and Numba's setup come before, untimed); and for n <= 2^20, coop's and CuPy's
-``host_us_per_call``: wall-clock per call of 200 back-to-back calls and one synchronize
-(what a call costs when the GPU's part is smaller than the host's).
+outside the loop). coop's select_flagged and select return the number selected, so each
+call waits for the GPU to read it (a synchronisation, and the next call's launch after it,
+are part of their time), where CUB's writes the count to device memory and returns at once;
+CuPy's ``x[flags]`` waits too (it sizes its output, a new array, from the count). Also measured: coop's
+``first_call_s``, the wall-clock of the first call at each size up to its result (the first
+size's compiles coop's kernels for the dtype; the CUDA context and Numba's setup come
+before, untimed); and for n <= 2^20, coop's and CuPy's ``host_us_per_call``: wall-clock per
+call of 200 back-to-back calls and one synchronize (what a call costs when the GPU's part is
+smaller than the host's).
 
-Checks, of the last timed call's output: int32 exactly, every prefix, modulo 2^32 (the
-wrap-around of int32 arithmetic, as the CUB side's unsigned reference); float32 within a
-relative 1e-3 (absolute near zero) of a float64 host sum: the sum, or a scan's last prefix
-and 16 spread over it (the CUB side's tolerance).
+Checks, of the last timed call's output, each as the CUB side checks (CuPy's outputs and the
+copies too): int32 sums exactly, every prefix, modulo 2^32 (the wrap-around of int32
+arithmetic, as the CUB side's unsigned reference); float32 sums within a relative 1e-3
+(absolute near zero) of a float64 host sum: the sum, or a scan's last prefix and 16 spread
+over it (the CUB side's tolerance); the selections (the count and the selected items), the
+histogram's counts (a float32 sample's bin is ``int(x * 256.0f)``, exact), the segment sums
+and the sorted keys exactly; the pairs' values as a permutation of the positions that
+carries each key to its place (the CUB side's check: not stability).
 
 The CUB side, benchmarks/cub_device.cu, is built with nvcc (headers from $CCCL_INCLUDE)
 while coop and CuPy are timed, then run with the same sizes; the rows of the requested
 algorithms are kept. Writes DIR/device.jsonl, one line per (impl, algorithm, dtype, n):
-impl ("coop", "cub", "cupy"), algorithm, dtype, n, seconds (per call), gitems (n / seconds
-/ 1e9), gbytes (the CUB side's nominal bytes: 4n + 4 for reduce_sum, 8n for the scans, /
-seconds / 1e9), check ("ok" / "MISMATCH") and, where measured, first_call_s and
-host_us_per_call; prints those lines and a Markdown table.
+impl ("coop", "cub", "cupy", "copy"), algorithm, dtype, n, seconds (per call), gitems (n /
+seconds / 1e9; Gkeys/s for the sorts), gbytes (the CUB side's nominal bytes read and written,
+/ seconds / 1e9: 4n + 4 for reduce_sum, 8n for the scans, 5n + 4k for select_flagged and
+4n + 4k for select_if with k items selected, 4n for histogram_even and segmented_reduce_sum,
+8n for radix_sort_keys and 16n for radix_sort_pairs, whatever the passes; the copies: their
+sort's, which are also the bytes they move), check ("ok" / "MISMATCH") and, where measured,
+first_call_s and host_us_per_call; prints those lines and a Markdown table
+(benchmarks/plot_device.py plots the file).
 
 ``--sim-check``: coop only, on Numba's CUDA simulator (NUMBA_ENABLE_CUDASIM=1, set here
-before Numba is imported), n = 1000 and 4097, one call each, checked; nothing timed or
-written.
+before Numba is imported), n = 1000 and 4097, one call each (and the sorts' copies), checked;
+nothing timed or written. The segmented reduce then has 0 and 4 segments (the items past
+the last whole segment are not summed, as on the CUB side).
 """
 
 import argparse
@@ -60,12 +107,23 @@ REPO = HERE.parent
 sys.path[:0] = [str(REPO), str(HERE)]  # this checkout's coop; radix_sort's helpers
 from radix_sort import median_launch_seconds, warm_up  # noqa: E402  (neither imports Numba at import)
 
-ALGORITHMS = {  # algorithm: (coop.device function, dtypes, bytes a call moves, as the CUB side counts them)
-    "reduce_sum": ("sum", ("int32", "float32"), lambda n: 4 * n + 4),
-    "inclusive_sum": ("inclusive_sum", ("int32", "float32"), lambda n: 8 * n),
-    "exclusive_sum": ("exclusive_sum", ("int32",), lambda n: 8 * n),
+# algorithm: (input dtypes, bytes a call moves as the CUB side counts them, of n and the number selected k)
+ALGORITHMS = {
+    "reduce_sum": (("int32", "float32"), lambda n, k: 4 * n + 4),
+    "inclusive_sum": (("int32", "float32"), lambda n, k: 8 * n),
+    "exclusive_sum": (("int32",), lambda n, k: 8 * n),
+    "select_flagged": (("int32",), lambda n, k: 5 * n + 4 * k),
+    "select_if": (("int32",), lambda n, k: 4 * n + 4 * k),
+    "histogram_even": (("float32",), lambda n, k: 4 * n),
+    "segmented_reduce_sum": (("int32",), lambda n, k: 4 * n),
+    "radix_sort_keys": (("uint32",), lambda n, k: 8 * n),
+    "radix_sort_pairs": (("uint32",), lambda n, k: 16 * n),
 }
-DTYPES = ("int32", "float32")  # (also the order of an item's draws, after which comes its unused uint32 key)
+SUMS = {"reduce_sum": "sum", "inclusive_sum": "inclusive_sum", "exclusive_sum": "exclusive_sum"}  # coop's names
+COPY = "_copy"  # the sorts' copies' algorithm: the sort's name and this
+DTYPES = ("int32", "float32", "uint32")  # (also the order of an item's draws)
+BINS, LOWER, UPPER = 256, 0.0, 1.0  # cub_device.cu's histogram
+SEGMENT = 1024  # cub_device.cu's segment length
 SIM_SIZES = (1000, 4097)  # (not multiples of a tile: partial last tiles)
 HOST_MAX_N = 1 << 20
 HOST_CALLS = 200
@@ -81,7 +139,8 @@ CHUNK = 1 << 22  # items generated at a time (bounds the uint64 temporaries)
 def cub_input(dtype, drawn, n):
     """The CUB side's ``n`` items of ``dtype`` for a size after ``drawn`` draws of its
     stream: item i's int32 is draw ``drawn + 3i + 1`` modulo 8, its float32 the top 24 bits
-    of draw ``drawn + 3i + 2`` times 2^-24."""
+    of draw ``drawn + 3i + 2`` times 2^-24, its uint32 key the top 32 bits of draw
+    ``drawn + 3i + 3``."""
     draw = drawn + 1 + DTYPES.index(dtype)
     x = np.empty(n, dtype)
     for start in range(0, n, CHUNK):
@@ -96,28 +155,80 @@ def cub_input(dtype, drawn, n):
         z ^= z >> np.uint64(31)
         if dtype == "int32":
             x[start:stop] = z & np.uint64(7)
-        else:
+        elif dtype == "float32":
             x[start:stop] = (z >> np.uint64(40)).astype(np.float32) * np.float32(2.0**-24)  # (exact)
+        else:
+            x[start:stop] = z >> np.uint64(32)
     return x
 
 
-def check(algorithm, x, prefixes, got):
-    """"ok" or "MISMATCH": ``got`` (an output, on the host) against ``prefixes`` (the
-    inclusive prefix sums of ``x`` in int64 or float64)."""
-    if algorithm == "reduce_sum":
-        expected, got = prefixes[-1:], got[:1]
-    elif algorithm == "inclusive_sum":
-        expected = prefixes
+def is_even(x):
+    """select_if's predicate (the CUB side's IsEven; one function object, so coop compiles it once)."""
+    return x % 2 == 0
+
+
+def flags_of(n):
+    """select_flagged's flags: the CUB side's, one byte an item, set on every other item from the first."""
+    return (np.arange(n) % 2 == 0).astype(np.int8)
+
+
+def offsets_of(n):
+    """segmented_reduce_sum's offsets: the CUB side's n // 1024 segments of 1024 items."""
+    return np.arange(n // SEGMENT + 1, dtype=np.int32) * SEGMENT
+
+
+def expected_of(algorithm, x):
+    """What an output of ``algorithm`` of ``x`` is checked against: the inclusive prefix sums
+    of ``x`` in int64 or float64 for the sums, else the exact output (the sorts: the sorted
+    keys)."""
+    if algorithm in SUMS:
+        return np.cumsum(x, dtype=np.int64 if x.dtype.kind == "i" else np.float64)
+    if algorithm == "select_flagged":
+        return x[flags_of(x.size) != 0]
+    if algorithm == "select_if":
+        return x[x % 2 == 0]
+    if algorithm == "histogram_even":
+        # CUB's float bin, int((x - lower) * (bins / (upper - lower))) in float32: exact here (x * 256)
+        scale = np.float32(BINS / (UPPER - LOWER))
+        return np.bincount(((x - np.float32(LOWER)) * scale).astype(np.int64), minlength=BINS)
+    if algorithm == "segmented_reduce_sum":
+        segments = x.size // SEGMENT
+        return x[:segments * SEGMENT].reshape(segments, SEGMENT).sum(axis=1, dtype=np.int64).astype(np.int32)
+    return np.sort(x)
+
+
+def check(algorithm, x, expected, got):
+    """"ok" or "MISMATCH": ``got`` (an output of ``algorithm`` of ``x``, on the host; the
+    pairs' and the pairs' copy's: (keys, values)) against ``expected`` (``expected_of``)."""
+    if algorithm == "radix_sort_keys" + COPY:  # the work buffer holds the input again
+        ok = np.array_equal(got, x)
+    elif algorithm == "radix_sort_pairs" + COPY:  # and the values' the positions
+        ok = np.array_equal(got[0], x) and np.array_equal(got[1], np.arange(x.size))
+    elif algorithm == "radix_sort_pairs":  # the keys sorted; the values a permutation carrying each key to its place
+        keys, values = got
+        ok = np.array_equal(keys, expected) and bool((values < x.size).all())
+        if ok:
+            seen = np.zeros(x.size, bool)
+            seen[values] = True  # (n values, all seen: a permutation)
+            ok = bool(seen.all()) and np.array_equal(x[values], keys)
+    elif algorithm not in SUMS:
+        ok = np.array_equal(got, expected)  # (lengths too: a wrong count fails)
     else:
-        expected = prefixes - x
-    if x.dtype.kind == "i":
-        # Exact, modulo 2^32: int32 sums wrap on the GPU (none does with items < 8 up to n = 2^28,
-        # 7 * 2^28 < 2^31, but one could from n = 2^29), and int64 -> int32 wraps alike here.
-        ok = np.array_equal(got, expected.astype(np.int32))
-    else:  # float sums differ from the host's by the order of the additions, not by a bug
-        at = np.unique(np.linspace(0, expected.size - 1, FLOAT_SAMPLES + 1).astype(np.int64))  # (the last included)
-        error = np.abs(got[at] - expected[at])
-        ok = bool((error <= RTOL * np.maximum(np.abs(expected[at]), 1.0)).all())  # (a NaN fails)
+        prefixes = expected
+        if algorithm == "reduce_sum":
+            expected, got = prefixes[-1:], got[:1]
+        elif algorithm == "inclusive_sum":
+            expected = prefixes
+        else:
+            expected = prefixes - x
+        if x.dtype.kind == "i":
+            # Exact, modulo 2^32: int32 sums wrap on the GPU (none does with items < 8 up to n = 2^28,
+            # 7 * 2^28 < 2^31, but one could from n = 2^29), and int64 -> int32 wraps alike here.
+            ok = np.array_equal(got, expected.astype(np.int32))
+        else:  # float sums differ from the host's by the order of the additions, not by a bug
+            at = np.unique(np.linspace(0, expected.size - 1, FLOAT_SAMPLES + 1).astype(np.int64))  # (the last included)
+            error = np.abs(got[at] - expected[at])
+            ok = bool((error <= RTOL * np.maximum(np.abs(expected[at]), 1.0)).all())  # (a NaN fails)
     return "ok" if ok else "MISMATCH"
 
 
@@ -133,9 +244,9 @@ def host_us_per_call(call):
     return (time.perf_counter() - start) / HOST_CALLS * 1e6
 
 
-def measure(impl, algorithm, x, prefixes, call, d_out, sim):
-    """One row: ``call`` (coop's or CuPy's ``algorithm`` of ``x``, into ``d_out``) timed
-    and checked."""
+def measure(impl, algorithm, x, expected, call, output, sim):
+    """One row: ``call`` (``impl``'s ``algorithm`` of ``x``) timed, and ``output()`` (its
+    last call's output, on the host) checked."""
     from numba import cuda
 
     n = x.size
@@ -150,10 +261,11 @@ def measure(impl, algorithm, x, prefixes, call, d_out, sim):
             cuda.synchronize()  # (to the result: compiling, launching and running)
             first_call_s = time.perf_counter() - start
         seconds = median_launch_seconds(call)
-    ok = check(algorithm, x, prefixes, d_out.copy_to_host())
-    if not sim and n <= HOST_MAX_N:
+    ok = check(algorithm, x, expected, output())
+    if not sim and n <= HOST_MAX_N and impl != "copy":
         host_us = host_us_per_call(call)
-    nbytes = ALGORITHMS[algorithm][2](n)
+    selected = expected.size if algorithm.startswith("select") else 0
+    nbytes = ALGORITHMS[algorithm.removesuffix(COPY)][1](n, selected)
     row = {"impl": impl, "algorithm": algorithm, "dtype": x.dtype.name, "n": n, "seconds": seconds,
            "gitems": n / seconds * 1e-9 if seconds else None, "gbytes": nbytes / seconds * 1e-9 if seconds else None,
            "check": ok}
@@ -164,26 +276,119 @@ def measure(impl, algorithm, x, prefixes, call, d_out, sim):
     return row
 
 
-def coop_call(algorithm, d_x, d_out):
-    import coop
+def poisoned(dtype, size):
+    """A device output that no result can leave as it is by chance: -1 (no sum, count or
+    selected item here is negative) or NaN."""
+    from numba import cuda
 
-    function = getattr(coop.device, ALGORITHMS[algorithm][0])
-    return lambda: function(d_x, d_out)
+    return cuda.to_device(np.full(size, np.nan if np.dtype(dtype).kind == "f" else -1, dtype))
 
 
-def cupy_call(cupy, algorithm, d_x, d_out):
-    """CuPy's counterpart of ``algorithm`` on the same buffers, or None. ``dtype=``: summed in
-    the input's type, as CUB and coop sum here (CuPy would sum int32 in int64); ``out=``:
-    into the given output, no allocation, as the others."""
-    if cupy.cuda.get_current_stream().ptr != 0:  # (the timing's events are recorded on the legacy one)
+def cupy_view(cupy, d_array):
+    """``d_array`` as a CuPy array, no copy; CuPy's calls must go to the legacy default stream,
+    where the timing's events are recorded."""
+    if cupy.cuda.get_current_stream().ptr != 0:
         raise RuntimeError("CuPy's current stream is not the legacy default stream")
-    x, out = cupy.asarray(d_x), cupy.asarray(d_out)
-    if algorithm == "reduce_sum":
-        total = out.reshape(())  # (a full reduction's out= is 0-d: a view of d_out[0])
-        return lambda: cupy.sum(x, dtype=x.dtype, out=total)
-    if algorithm == "inclusive_sum":
-        return lambda: cupy.cumsum(x, dtype=x.dtype, out=out)
-    return None
+    return cupy.asarray(d_array)
+
+
+def implementations(algorithm, x, d_x, cupy):
+    """``(impl, row's algorithm, call, output)`` for each implementation of ``algorithm`` timed
+    on ``x`` (on the device: ``d_x``), made as the loop gets to it (a fresh, poisoned output
+    each: no result left by another implementation can pass): ``call()`` is one call as a user
+    makes it, ``output()`` its last call's output on the host."""
+    import coop
+    from numba import cuda
+
+    n = x.size
+    last = [None]  # (what the last call returned, for the calls that return their output or its size)
+    if algorithm in SUMS:
+        function = getattr(coop.device, SUMS[algorithm])
+        d_out = poisoned(x.dtype, 1 if algorithm == "reduce_sum" else n)
+        yield "coop", algorithm, lambda: function(d_x, d_out), d_out.copy_to_host
+        if cupy is not None and algorithm != "exclusive_sum":  # (CuPy has no exclusive sum)
+            # dtype=: summed in the input's type, as CUB and coop sum here (CuPy would sum int32 in
+            # int64); out=: into the given output, no allocation, as the others
+            d_cupy_out = poisoned(x.dtype, 1 if algorithm == "reduce_sum" else n)
+            c_x, c_out = cupy_view(cupy, d_x), cupy_view(cupy, d_cupy_out)
+            if algorithm == "reduce_sum":
+                total = c_out.reshape(())  # (a full reduction's out= is 0-d: a view of d_out[0])
+                call = lambda: cupy.sum(c_x, dtype=c_x.dtype, out=total)  # noqa: E731
+            else:
+                call = lambda: cupy.cumsum(c_x, dtype=c_x.dtype, out=c_out)  # noqa: E731
+            yield "cupy", algorithm, call, d_cupy_out.copy_to_host
+    elif algorithm in ("select_flagged", "select_if"):
+        d_out = poisoned(x.dtype, n)
+        if algorithm == "select_flagged":
+            d_flags = cuda.to_device(flags_of(n))
+
+            def coop_select():
+                last[0] = coop.device.select_flagged(d_x, d_flags, d_out)
+        else:
+            def coop_select():
+                last[0] = coop.device.select(d_x, d_out, is_even)
+
+        yield "coop", algorithm, coop_select, lambda: d_out.copy_to_host()[:last[0]]
+        if cupy is not None and algorithm == "select_flagged":
+            c_x, c_flags = cupy_view(cupy, d_x), cupy_view(cupy, d_flags).view(cupy.bool_)  # (flags 0 or 1)
+
+            def cupy_select():
+                last[0] = c_x[c_flags]
+
+            yield "cupy", algorithm, cupy_select, lambda: last[0].get()
+    elif algorithm == "histogram_even":
+        d_histogram = poisoned(np.int32, BINS)
+        yield ("coop", algorithm, lambda: coop.device.histogram_even(d_x, d_histogram, BINS, LOWER, UPPER),
+               d_histogram.copy_to_host)
+        if cupy is not None:
+            c_x = cupy_view(cupy, d_x)
+
+            def cupy_histogram():
+                last[0] = cupy.histogram(c_x, bins=BINS, range=(LOWER, UPPER))[0]
+
+            yield "cupy", algorithm, cupy_histogram, lambda: last[0].get()
+    elif algorithm == "segmented_reduce_sum":
+        d_offsets = cuda.to_device(offsets_of(n))
+        d_out = poisoned(np.int32, n // SEGMENT)
+        yield ("coop", algorithm, lambda: coop.device.segmented_reduce(d_x, d_out, d_offsets, coop.ops.add, 0),
+               d_out.copy_to_host)
+    else:  # the sorts: coop's sorts a copy of d_x (in place), CUB's d_x itself (out of place)
+        pairs = algorithm == "radix_sort_pairs"
+        if hasattr(coop.device, "radix_sort"):
+            d_keys = cuda.device_array(n, x.dtype)
+            if pairs:
+                d_positions = cuda.to_device(np.arange(n, dtype=np.uint32))
+                d_values = cuda.device_array(n, np.uint32)
+
+                def copy():
+                    d_keys.copy_to_device(d_x)
+                    d_values.copy_to_device(d_positions)
+
+                def coop_sort():
+                    d_keys.copy_to_device(d_x)
+                    d_values.copy_to_device(d_positions)
+                    coop.device.radix_sort(d_keys, d_values)
+
+                def output():
+                    return d_keys.copy_to_host(), d_values.copy_to_host()
+            else:
+                def copy():
+                    d_keys.copy_to_device(d_x)
+
+                def coop_sort():
+                    d_keys.copy_to_device(d_x)
+                    coop.device.radix_sort(d_keys)
+
+                output = d_keys.copy_to_host
+            yield "copy", algorithm + COPY, copy, output
+            yield "coop", algorithm, coop_sort, output
+        if cupy is not None and not pairs:
+            c_x = cupy_view(cupy, d_x)
+
+            def cupy_sort():
+                last[0] = cupy.sort(c_x)
+
+            yield "cupy", algorithm, cupy_sort, lambda: last[0].get()
 
 
 def time_coop_and_cupy(sizes, algorithms, cupy, sim):
@@ -194,24 +399,17 @@ def time_coop_and_cupy(sizes, algorithms, cupy, sim):
     rows, drawn = [], 0
     for n in sizes:
         for dtype in DTYPES:
-            wanted = [a for a in algorithms if dtype in ALGORITHMS[a][1]]
+            wanted = [a for a in algorithms if dtype in ALGORITHMS[a][0]]
             if not wanted:
                 continue
             x = cub_input(dtype, drawn, n)
             d_x = cuda.to_device(x)
-            prefixes = np.cumsum(x, dtype=np.int64 if dtype == "int32" else np.float64)
-            poison = np.full(n, -1 if dtype == "int32" else np.nan, dtype)  # (no sum is negative)
             for algorithm in wanted:
-                for impl in ("coop", "cupy") if cupy is not None else ("coop",):
-                    # a fresh, poisoned output each time: no result left by another impl can pass
-                    d_out = cuda.to_device(poison[:1] if algorithm == "reduce_sum" else poison)
-                    call = (coop_call(algorithm, d_x, d_out) if impl == "coop"
-                            else cupy_call(cupy, algorithm, d_x, d_out))
-                    if call is None:
-                        continue
-                    rows.append(measure(impl, algorithm, x, prefixes, call, d_out, sim))
+                expected = expected_of(algorithm, x)
+                for impl, row_algorithm, call, output in implementations(algorithm, x, d_x, cupy):
+                    rows.append(measure(impl, row_algorithm, x, expected, call, output, sim))
                     print(json.dumps(rows[-1]), flush=True)
-                    del d_out, call
+                    del call, output
             del d_x
         drawn += DRAWS * n
     return rows
@@ -230,8 +428,9 @@ def build_cub(work):
 
 
 def run_cub(build, log2ns, algorithms):
-    """The CUB side's rows of ``algorithms`` (it runs only those: CUB_DEVICE_ALGORITHMS),
-    or None if it could not be built or run."""
+    """The CUB side's rows of ``algorithms`` (it runs those, CUB_DEVICE_ALGORITHMS, and
+    whatever else a substring match there selects: reduce_sum with segmented_reduce_sum, both
+    sorts with either), or None if it could not be built or run."""
     if build is None or build[0].wait() != 0:
         print("nvcc failed or missing: no CUB side", file=sys.stderr)
         return None
@@ -247,9 +446,10 @@ def run_cub(build, log2ns, algorithms):
 
 
 def table(rows):
-    """The Markdown table: one line per (algorithm, dtype, n), the implementations side by side."""
+    """The Markdown table: one line per (algorithm, dtype, n), the implementations side by
+    side; after a sort's line, one with coop's sort alone (its time less its copy's)."""
     by_key = {(r["impl"], r["algorithm"], r["dtype"], r["n"]): r for r in rows}
-    keys = sorted({(r["algorithm"], r["dtype"], r["n"]) for r in rows},
+    keys = sorted({(r["algorithm"], r["dtype"], r["n"]) for r in rows if r["impl"] != "copy"},
                   key=lambda k: (list(ALGORITHMS).index(k[0]), DTYPES.index(k[1]), k[2]))
 
     def number(value, digits=1):
@@ -273,6 +473,14 @@ def table(rows):
         lines.append(f"| {algorithm} | {dtype} | 2^{n.bit_length() - 1} | {gbytes(coop)} | {gbytes(cub)} "
                      f"| {gbytes(cupy)} | {ratio(coop, cub, bold=True)} | {ratio(coop, cupy)} "
                      f"| {'—' if host == ['—', '—'] else ' / '.join(host)} |")
+        copy = by_key.get(("copy", algorithm + COPY, dtype, n))
+        if coop and copy and coop["seconds"] and copy["seconds"]:
+            seconds = coop["seconds"] - copy["seconds"]
+            sort = dict(coop, check="ok" if coop["check"] == copy["check"] == "ok" else "MISMATCH",
+                        gbytes=ALGORITHMS[algorithm][1](n, 0) / seconds * 1e-9 if seconds > 0 else None)
+            lines.append(f"| ↳ sort only (less the copy's {copy['seconds'] * 1e6:.1f} µs) | {dtype} "
+                         f"| 2^{n.bit_length() - 1} | {gbytes(sort)} | {gbytes(cub)} | — "
+                         f"| {ratio(sort, cub, bold=True)} | — | — |")
     return "\n".join(lines)
 
 
@@ -305,6 +513,8 @@ def main(argv=None):
     if coop.SIMULATOR != sim:
         raise SystemExit("--sim-check needs Numba's simulator, which Numba, imported before, did not choose"
                          if sim else "no GPU (coop is on Numba's simulator): run with --sim-check")
+    if not hasattr(coop.device, "radix_sort") and any(a.startswith("radix_sort") for a in args.algorithms):
+        print("coop.device has no radix_sort: no coop side for the sorts", file=sys.stderr)
     cupy = None
     if not sim:
         try:

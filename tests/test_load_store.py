@@ -19,8 +19,9 @@ from helpers import ALL_DTYPES, FULL_MATRIX, ON_GPU, WIDTHS, assert_equal_exact,
 from test_block import global_rank, jit_any_block, size
 
 BLOCKS = 3 if ON_GPU else 2
-ALGORITHMS = ["direct", "striped", "vectorize", "transpose", "warp_transpose", "warp_transpose_timesliced"]
-TRANSPOSES = ALGORITHMS[3:]
+ALGORITHMS = ["direct", "striped", "warp_striped", "vectorize", "transpose", "warp_transpose",
+              "warp_transpose_timesliced"]
+TRANSPOSES = ALGORITHMS[4:]
 if FULL_MATRIX:
     SHAPES = [32, 33, 64, 128, 500, 1024, (16, 4), (8, 8, 4)]
     ITEMS = [1, 2, 3, 4, 7, 8, 16]
@@ -39,6 +40,10 @@ def positions(algorithm, threads, n):
     i = np.arange(n)[None, :]
     if algorithm == "striped":
         return i * threads + r
+    if algorithm == "warp_striped":
+        lane = r % 32
+        warp_first = r - lane
+        return warp_first * n + np.minimum(threads - warp_first, 32) * i + lane
     return r * n + i  # blocked: direct, vectorize and the transposes
 
 
@@ -79,7 +84,7 @@ def block_threads():
 def kernel_threads(algorithm, threads):
     """threads= for the kernels: a constant where the algorithm needs it, else None (one
     kernel for every block shape: fewer compilations on a GPU)."""
-    return threads if algorithm == "striped" or algorithm in TRANSPOSES else None
+    return threads if algorithm in ("striped", "warp_striped") or algorithm in TRANSPOSES else None
 
 
 def fits(algorithm, dtype, threads, n):
@@ -195,7 +200,7 @@ def test_block_load_store(algorithm, dtype, n):
     rng = np.random.default_rng(n)
     if not FULL_MATRIX:
         shapes = SHAPES if dtype in (np.int8, np.int32) else SHAPES[:1]
-    elif (algorithm == "striped" or algorithm in TRANSPOSES) and dtype not in (np.int32, np.float64):
+    elif (algorithm in ("striped", "warp_striped") or algorithm in TRANSPOSES) and dtype not in (np.int32, np.float64):
         shapes = [(8, 8, 4)]  # these compile a kernel per block size: one for most dtypes
     else:
         shapes = SHAPES

@@ -141,38 +141,40 @@ def rank_kernel(threads, n, key_dtype, begin, num_bits, descending, algorithm, t
     T, N, KT, B = threads, n, key_dtype, tracked
 
     @cuda.jit
-    def kernel(x, ranks_out, prefix_out):
+    def kernel(x, ranks_out, prefix_out, counts_out):
         t = cuda.threadIdx.x
         keys = cuda.local.array(N, KT)
         ranks = cuda.local.array(N, np.int32)
         prefix = cuda.local.array(B, np.int32)
+        counts = cuda.local.array(B, np.uint32)
         for i in range(N):
             keys[i] = x[t * N + i]
         coop.block.radix_rank(keys, ranks, begin, num_bits, threads=T, items_per_thread=N, descending=descending,
                               algorithm=algorithm, exclusive_digit_prefix=prefix)
         # a second call straight after: the counters of the first must not leak into it
         coop.block.radix_rank(keys, ranks, begin, num_bits, threads=T, items_per_thread=N, descending=descending,
-                              algorithm=algorithm, exclusive_digit_prefix=prefix)
+                              algorithm=algorithm, exclusive_digit_prefix=prefix, digit_counts=counts)
         for i in range(N):
             ranks_out[t * N + i] = ranks[i]
         for j in range(B):
             prefix_out[t * B + j] = prefix[j]
+            counts_out[t * B + j] = counts[j]
 
     return kernel
 
 
 def sequence_positions(threads, n, algorithm):
     """Where each key (thread t's item i, at t*n + i) comes in the order a ranking keeps
-    among equal digits: blocked order, or warp-striped for "match"."""
+    among equal digits: blocked order, or warp-striped for the "match" rankings."""
     t, i = np.divmod(np.arange(threads * n), n)
-    if algorithm != "match":
+    if not algorithm.startswith("match"):
         return t * n + i
     warp, lane = np.divmod(t, 32)
     lanes = np.minimum(32, threads - warp * 32)
     return warp * 32 * n + i * lanes + lane
 
 
-@pytest.mark.parametrize("algorithm", ["memoize", "basic", "match"])
+@pytest.mark.parametrize("algorithm", ["memoize", "basic", "match", "match_early_counts"])
 @pytest.mark.parametrize("descending", [False, True])
 @pytest.mark.parametrize("threads,num_bits", [(32, 6), (64, 4), (96, 5), (40, 3)])
 def test_radix_rank(threads, num_bits, descending, algorithm):
@@ -182,7 +184,9 @@ def test_radix_rank(threads, num_bits, descending, algorithm):
     digits = 1 << num_bits
     tracked = max(1, -(-digits // threads))
     ranks, prefix = np.zeros(keys.size, np.int32), np.zeros(threads * tracked, np.int32)
-    rank_kernel(threads, n, np.int16, begin, num_bits, descending, algorithm, tracked)[1, threads](keys, ranks, prefix)
+    counts_out = np.zeros(threads * tracked, np.uint32)
+    rank_kernel(threads, n, np.int16, begin, num_bits, descending, algorithm, tracked)[1, threads](keys, ranks, prefix,
+                                                                                                   counts_out)
     field = digit_keys(keys, begin, begin + num_bits, descending)
     position = sequence_positions(threads, n, algorithm)
     in_sequence = np.empty_like(field)
@@ -197,6 +201,7 @@ def test_radix_rank(threads, num_bits, descending, algorithm):
     if descending:
         before = before[::-1]
     assert_equal_exact(prefix[:digits], before.astype(np.int32), "exclusive_digit_prefix")
+    assert_equal_exact(counts_out[:digits], counts.astype(np.uint32), "digit_counts")
 
 
 def test_temp_storage_shared_by_load_sort_rank_and_store():
@@ -343,11 +348,46 @@ def test_radix_sort_tuple_keys(dtypes, begin, end, descending, striped):
         assert_equal_exact(copies[part], x_as_float64(xa[part][order]), f"block {blk}: values")
 
 
+@pytest.mark.parametrize("algorithm", ["memoize", "match", "match_early_counts"])
+@pytest.mark.parametrize("descending", [False, True])
+def test_radix_rank_counts_op(algorithm, descending):
+    """CUB's counts callback: every thread gets the counts of the digits it tracks (40
+    threads, 64 digits: two each), once per call."""
+    threads, n, begin, num_bits = 40, 3, 3, 6
+    tracked = -(-(1 << num_bits) // threads)
+
+    @cuda.jit(device=True)
+    def record(state, counts):
+        out, calls = state
+        t = cuda.threadIdx.x
+        for j in range(tracked):
+            out[t * tracked + j] = counts[j]
+        cuda.atomic.add(calls, t, 1)
+
+    @cuda.jit
+    def kernel(x, counts_out, calls):
+        t = cuda.threadIdx.x
+        keys = cuda.local.array(n, np.int32)
+        ranks = cuda.local.array(n, np.int32)
+        for i in range(n):
+            keys[i] = x[t * n + i]
+        coop.block.radix_rank(keys, ranks, begin, num_bits, threads=threads, items_per_thread=n,
+                              descending=descending, algorithm=algorithm, counts_op=record,
+                              counts_state=(counts_out, calls))
+
+    keys = np.random.default_rng(5).integers(-5000, 5000, threads * n).astype(np.int32)
+    counts, calls = np.zeros(threads * tracked, np.uint32), np.zeros(threads, np.int32)
+    kernel[1, threads](keys, counts, calls)
+    expected = np.bincount(digit_keys(keys, begin, begin + num_bits, False).astype(np.int64), minlength=1 << num_bits)
+    assert_equal_exact(counts[:1 << num_bits], expected.astype(np.uint32), "counts")
+    assert_equal_exact(calls, np.ones(threads, np.int32), "calls per thread")
+
+
 def x_as_float64(x):
     return x.astype(np.float64)
 
 
-@pytest.mark.parametrize("algorithm", ["basic", "match"])
+@pytest.mark.parametrize("algorithm", ["basic", "match", "match_early_counts"])
 def test_radix_rank_2d_block_temp_storage(algorithm):
     """A 2-D block with a partial last warp (8 x 5 threads), the ranking's scratch in a
     caller's array shared with a block scan."""
@@ -383,7 +423,7 @@ def test_radix_rank_2d_block_temp_storage(algorithm):
     assert_equal_exact(sums, np.concatenate([[0], np.cumsum(firsts)[:-1]]).astype(np.int32), "exclusive sums")
 
 
-@pytest.mark.parametrize("algorithm", ["memoize", "basic", "match"])
+@pytest.mark.parametrize("algorithm", ["memoize", "basic", "match", "match_early_counts"])
 def test_radix_rank_consecutive_calls(algorithm):
     """Rankings straight after one another, with no digit prefix (whose reads end with a
     barrier): each call's counters must be reset only once the previous call's last

@@ -309,6 +309,10 @@ CUB's BLOCK_LOAD_* and BLOCK_STORE_* algorithms. With ``N`` items per thread and
   its own run;
 - ``"striped"``: items ``r, r+T, ..., r+(N-1)*T`` (striped, coalesced); needs
   ``threads``;
+- ``"warp_striped"``: lane ``l`` of warp ``w`` holds items ``32*w*N + L*i + l``
+  (``L`` the warp's lanes: 32, or fewer in a last partial warp), each warp's ``32*N``
+  items coalesced, kept warp-striped (CUB's Load/StoreDirectWarpStriped); needs
+  ``threads``;
 - ``"vectorize"``: blocked, accessed with 2- to 16-byte vector instructions when
   the thread's items fill whole vectors and the tile is aligned to the vector
   size (checked at run time); otherwise, and in guarded calls (``valid_items``),

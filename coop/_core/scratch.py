@@ -18,7 +18,8 @@ primitive allocates and what its host-side ``temp_storage_bytes`` reports, so th
 cannot disagree. Each region starts at a multiple of its value's size, so its values
 are slots of a typed array over the buffer: ``store(buffer, layout.slot("aggregate") +
 i, value)`` and ``load(buffer, ...)`` (``loader(value_type)``) write and read value
-``i`` of the region. ``store`` writes a value as its own type; ``storer(value_type)``
+``i`` of the region; ``atomic_add(buffer, index, value)`` adds to an integer slot
+atomically and returns what it held (shared-memory counters). ``store`` writes a value as its own type; ``storer(value_type)``
 converts it to the region's type first (compiled, a value wider than its slot, such as
 Numba's int64 sum of two int32 values, would otherwise overwrite the next slot).
 
@@ -38,6 +39,7 @@ region of a ``Struct`` reaches, whatever the sizes of their types.
 """
 import functools
 import math
+import threading
 
 import numpy as np
 from numba.cuda import types
@@ -306,6 +308,16 @@ if SIMULATOR:
 
         return store_as
 
+    _ATOMIC = threading.Lock()  # (the simulator's threads are Python threads)
+
+    def atomic_add(buffer, index, value):
+        """``slot[index] += value``, atomically; the value it held."""
+        with _ATOMIC:
+            held = buffer[index]
+            held = type(value)(0) if held is None else held
+            buffer[index] = type(value)(held + value)
+        return held
+
     def loader(value_type):
         # A slot no thread wrote (which some primitives read and discard, e.g. a guarded
         # scatter's unfilled positions) reads as zero; a GPU gives whatever it held.
@@ -340,6 +352,23 @@ else:
             return context.get_dummy_value()
 
         return types.void(buffer, index, value_type), codegen
+
+    @intrinsic
+    def atomic_add(typingctx, buffer, index, value):
+        """``slot[index] += value`` for an integer slot, atomically (relaxed, as CUDA's
+        atomicAdd); the value it held."""
+        if not isinstance(buffer, types.Array) or not isinstance(index, types.Integer):
+            return None
+        value_type = types.unliteral(value)
+        if not isinstance(value_type, types.Integer):
+            return None
+
+        def codegen(context, builder, sig, args):
+            buffer_arg, index_arg, value_arg = args
+            pointer = _slot_pointer(context, builder, sig.args[0], buffer_arg, index_arg, value_type)
+            return builder.atomic_rmw("add", pointer, value_arg, "monotonic")
+
+        return value_type(buffer, index, value_type), codegen
 
     @functools.lru_cache(maxsize=None)
     def storer(value_type):

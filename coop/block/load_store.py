@@ -10,6 +10,11 @@ rank ``r`` (x fastest, 1-, 2- or 3-D blocks of any size) holds:
   (blocked), each thread reading its own run;
 - ``"striped"`` (BLOCK_LOAD_STRIPED): items ``r, r + T, r + 2T, ...`` (striped),
   coalesced; needs ``threads=T`` as a compile-time constant;
+- ``"warp_striped"`` (CUB's LoadDirectWarpStriped): items ``32*w*N + L*i + l`` for lane
+  ``l`` of warp ``w`` (``L`` the warp's lanes: 32, or fewer in a last partial warp):
+  each warp reads its own ``32*N`` consecutive items, coalesced, and keeps them
+  warp-striped (the arrangement ``coop.block.radix_rank``'s "match" ranks stably);
+  needs ``threads=T`` as a compile-time constant;
 - ``"vectorize"`` (BLOCK_LOAD_VECTORIZE): blocked, read with vector instructions (up to
   16 bytes, e.g. ``ld.global.v4.u32``) when the thread's items fill whole vectors and the
   tile is aligned to the vector size; checked at run time: otherwise, and for guarded
@@ -34,7 +39,8 @@ without it they are unchanged for "direct", "striped" and "vectorize", and unspe
 for the transposes (which move the unread items between threads, as CUB's do).
 ``valid_items`` must be the same in every thread of the block.
 
-Shared memory and barriers: "direct", "striped" and "vectorize" use neither. The
+Shared memory and barriers: "direct", "striped", "warp_striped" and "vectorize" use
+neither. The
 transposes need ``threads=`` and ``items_per_thread=`` (constants: they size the
 exchange's buffer, ``threads * items_per_thread`` items plus CUB's bank padding) and
 synchronise as ``coop.block.exchange`` does: consecutive calls need no barrier between
@@ -118,6 +124,7 @@ def _transpose(access, to_blocked, from_blocked, time_slicing=False):
 ALGORITHMS = {
     "direct": TileAlgorithm(blocked),
     "striped": TileAlgorithm(striped, requires=_THREADS),
+    "warp_striped": TileAlgorithm(warp_striped, requires=_THREADS),
     "vectorize": TileAlgorithm(blocked, vectorize=True),
     "transpose": _transpose(striped, "striped_to_blocked", "blocked_to_striped"),
     "warp_transpose": _transpose(warp_striped, "warp_striped_to_blocked", "blocked_to_warp_striped"),
@@ -129,7 +136,7 @@ ALGORITHMS = {
 
 def temp_storage_bytes(sig, value_type, threads, items_per_thread=None, algorithm="direct"):
     """Bytes a ``temp_storage=`` array needs for this load or store of ``dtype`` items in
-    blocks of ``threads`` (0 for "direct", "striped" and "vectorize", which use no shared
+    blocks of ``threads`` (0 for "direct", "striped", "warp_striped" and "vectorize", which use no shared
     memory)."""
     threads = sig.block_threads(threads)
     if items_per_thread is not None:
@@ -177,7 +184,7 @@ def load(src, items, threads=None, items_per_thread=None, algorithm="direct", va
         {temp_storage}
         Only the transposes use it (the other algorithms leave it alone); size:
         ``coop.block.load.temp_storage_bytes(dtype, threads, items_per_thread,
-        algorithm=...)`` (0 for ``"direct"``, ``"striped"`` and ``"vectorize"``).
+        algorithm=...)`` (0 for the algorithms that do not transpose).
 
     Returns
     -------
@@ -260,7 +267,7 @@ def store(dst, items, threads=None, items_per_thread=None, algorithm="direct", v
         {temp_storage}
         Only the transposes use it (the other algorithms leave it alone); size:
         ``coop.block.store.temp_storage_bytes(dtype, threads, items_per_thread,
-        algorithm=...)`` (0 for ``"direct"``, ``"striped"`` and ``"vectorize"``).
+        algorithm=...)`` (0 for the algorithms that do not transpose).
 
     Returns
     -------

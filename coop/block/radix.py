@@ -13,8 +13,11 @@ and float64, ordered as ``coop._core.radix`` describes (floats: -0.0 sorts equal
   a block-wide exclusive sum (``coop.block.scan``'s "warp_scans") turns the
   counters into digit offsets, and each key's rank is its digit's offset plus the keys
   of that digit before it. RADIX_RANK_MATCH (``"match"``): each warp counts its keys
-  item by item in 32-bit counters per digit and warp, its lanes of one digit found with
-  ``match.any.sync``; equal digits rank in warp-striped order.
+  item by item in 32-bit counters per digit and warp, its lanes of one digit found by
+  one ballot per digit bit (CUB's MatchAny); equal digits rank in warp-striped order.
+  RADIX_RANK_MATCH_EARLY_COUNTS_ANY (``"match_early_counts"``): the same ranks, each
+  warp counting all its keys first with shared atomics (see ``early_counts_ranker``).
+  ``digit_counts=`` gives each digit's count in the tile (Onesweep's counts callback).
 - ``radix_sort`` sorts the tile, stably, with one ranking and one scatter
   (``coop.block.exchange``'s scatter_to_blocked) per ``radix_bits`` digit of the key,
   least significant first, keys (and values with them) exchanged through shared memory.
@@ -23,8 +26,8 @@ and float64, ordered as ``coop._core.radix`` describes (floats: -0.0 sorts equal
   word's passes carrying the other words and the values.
 
 ``threads`` and ``items_per_thread`` are compile-time constants, ``T*N`` at most 65535
-(the counters are 16-bit, as CUB's; "match"'s are 32-bit). Barriers: each call synchronises the block as it
-needs; consecutive calls need no barrier between them. Shared memory: the ranking's
+(the counters are 16-bit, as CUB's; the "match" rankings' are 32-bit). Barriers: each
+call synchronises the block as it needs; consecutive calls need no barrier between them. Shared memory: the ranking's
 counters (``(2**(num_bits - 1) + 1) * T`` 32-bit words) after the block scan's scratch;
 the sort keeps the ranking's and its exchanges of keys and of values in one buffer (the
 largest of the three, as CUB's TempStorage union). Each primitive has a static buffer of
@@ -43,7 +46,9 @@ from coop._core.backend import cuda
 from coop._core.exchange import STATIC_SHARED_LIMIT, rank_items, required_items_per_thread, required_threads, warp_mask
 from coop._core.items import items_or_tuple
 from coop._core.misuse import size_check
-from coop._core.scratch import Region, Struct, Union, block_rank, load_pair, loader, storage, store, store_pair
+from coop._core.scratch import (Region, Struct, Union, atomic_add, block_rank, load_pair, loader, storage, store,
+                                store_pair, striped_steps)
+from coop._core.shuffle import IDX, shuffler
 from coop._core.specialize import Signature, device_function, is_none, primitive
 from coop._core.values import check_dtype, value_type_of
 from coop.block.exchange import exchange_layout, exchanger
@@ -194,33 +199,51 @@ def ranked_digit(digit_of, radix_bits, descending):
     return device_function(digit)
 
 
-def digit_prefix_reader(threads, radix_bits, descending, counter_slot, load_counter):
-    """``(read, tracked)``: ``read(digit_prefix, buffer, tid)`` writes, for each of the
-    ``tracked`` digits thread ``tid`` tracks (CUB's BINS_TRACKED_PER_THREAD), the tile's
-    count of keys ranked before that digit's: its first counter after the scan,
-    ``counter_slot(digit, 0)`` (that of thread or warp 0)."""
-    digits = 1 << radix_bits
-    tracked = max(1, -(-digits // threads))
+def tracked_digits(threads, radix_bits):
+    """The digits each thread tracks (CUB's BINS_TRACKED_PER_THREAD): thread ``r``
+    tracks digits ``r*B .. r*B+B-1``."""
+    return max(1, -(-(1 << radix_bits) // threads))
 
-    def read(digit_prefix, buffer, tid):
+
+def digit_reader(threads, items_per_thread, radix_bits, descending, counter_slot, load_counter, with_digit_prefix,
+                 with_digit_counts):
+    """``read(digit_prefix, digit_counts, buffer, tid)``: writes, for each digit thread
+    ``tid`` tracks, the tile's count of keys ranked before that digit's (its first
+    counter after the scan, ``counter_slot(ranked digit, 0)``: that of thread or warp 0)
+    where ``with_digit_prefix``, and its count of keys of that digit (the next ranked
+    digit's first counter, or the tile's size, minus its own) where
+    ``with_digit_counts``."""
+    digits = 1 << radix_bits
+    tracked = tracked_digits(threads, radix_bits)
+    tile_items = U32(threads * items_per_thread)
+
+    def read(digit_prefix, digit_counts, buffer, tid):
         for track in range(tracked):
             bin_index = U32(tid * tracked + track)
             if bin_index < digits:
-                if descending:
-                    bin_index = U32(digits - 1 - bin_index)
-                digit_prefix[track] = load_counter(buffer, counter_slot(bin_index, 0))
+                ranked = U32(digits - 1 - bin_index) if descending else bin_index
+                first = U32(load_counter(buffer, counter_slot(ranked, 0)))
+                if with_digit_prefix:
+                    digit_prefix[track] = first
+                if with_digit_counts:
+                    after = tile_items
+                    if ranked + 1 < digits:
+                        after = U32(load_counter(buffer, counter_slot(U32(ranked + 1), 0)))
+                    digit_counts[track] = U32(after - first)
 
-    return device_function(read), tracked
+    return device_function(read)
 
 
-def ranker(digit_of, threads, items_per_thread, radix_bits, descending, memoize, with_digit_prefix, layout):
+def ranker(digit_of, threads, items_per_thread, radix_bits, descending, memoize, with_digit_prefix, layout,
+           with_digit_counts=False):
     """``(rank, tracked)``: a device function ``rank(ordered, ranks, begin_bit, pass_bits,
-    digit_prefix, buffer)`` ranking the thread's ``items_per_thread`` ordered bits by the
-    digit of ``pass_bits`` (at most ``radix_bits``) bits from ``begin_bit`` (as
-    ``digit_of(bits, begin_bit, num_bits)`` reads it, see ``coop._core.radix``) into
-    ``ranks``, and, where ``with_digit_prefix``, writing the tile's
-    count of keys of smaller digits for the ``tracked`` digits the thread tracks to
-    ``digit_prefix``: CUB's RADIX_RANK_MEMOIZE (``memoize``) or RADIX_RANK_BASIC. Its
+    digit_prefix, digit_counts, buffer)`` ranking the thread's ``items_per_thread``
+    ordered bits by the digit of ``pass_bits`` (at most ``radix_bits``) bits from
+    ``begin_bit`` (as ``digit_of(bits, begin_bit, num_bits)`` reads it, see
+    ``coop._core.radix``) into ``ranks``, and, for the ``tracked`` digits the thread
+    tracks, writing the tile's count of keys ranked before each to ``digit_prefix``
+    (where ``with_digit_prefix``) and of keys of each to ``digit_counts`` (where
+    ``with_digit_counts``): CUB's RADIX_RANK_MEMOIZE (``memoize``) or RADIX_RANK_BASIC. Its
     scratch is ``rank_layout``'s, at the start of ``buffer`` (``layout``: the buffer's
     whole layout, which holds it as ``"rank"`` or is it). It needs the block
     synchronised before it if the buffer's memory was used since the previous
@@ -242,9 +265,10 @@ def ranker(digit_of, threads, items_per_thread, radix_bits, descending, memoize,
         # threads + tid`.
         return U32(base + 2 * ((digit & (lanes - 1)) * threads + tid) + (digit >> log_lanes))
 
-    read_digit_prefix, tracked = digit_prefix_reader(threads, radix_bits, descending, counter_slot, load_counter)
+    read_digits = digit_reader(threads, n, radix_bits, descending, counter_slot, load_counter, with_digit_prefix,
+                               with_digit_counts)
 
-    def rank(ordered, ranks, begin_bit, pass_bits, digit_prefix, buffer):
+    def rank(ordered, ranks, begin_bit, pass_bits, digit_prefix, digit_counts, buffer):
         # 32-bit arithmetic, as CUB's: Numba computes integers in 64 bits (two
         # instructions per add or shift); each result cut back to 32 bits lets NVVM narrow
         # the operation itself
@@ -272,18 +296,35 @@ def ranker(digit_of, threads, items_per_thread, radix_bits, descending, memoize,
         cuda.syncthreads()
         for i in range(n):
             ranks[i] = U32(prefixes[i] + load_counter(buffer, slots[i]))
-        if with_digit_prefix:
-            read_digit_prefix(digit_prefix, buffer, tid)
+        if with_digit_prefix or with_digit_counts:
+            read_digits(digit_prefix, digit_counts, buffer, tid)
             # the next call's threads reset thread 0's counters, read here by everyone
             cuda.syncthreads()
 
-    return device_function(rank), tracked
+    return device_function(rank), tracked_digits(threads, radix_bits)
 
 
-def match_ranker(digit_of, threads, items_per_thread, radix_bits, descending, with_digit_prefix, layout):
+def digit_matcher(radix_bits):
+    """``peers(lanes, digit) -> mask``: the lanes of ``lanes`` (the caller's warp, all
+    calling) whose ``digit`` equals the caller's, from one ballot per digit bit, as CUB's
+    MatchAny: for a few bits, faster than ``match.any.sync``, whose issue stalls
+    dominated the device sort's ranking in ncu."""
+
+    def peers(lanes, digit):
+        same = U32(lanes)
+        for bit in range(radix_bits):
+            ones = U32(cuda.ballot_sync(lanes, (digit >> bit) & 1 != 0))
+            same = U32(same & (ones if (digit >> bit) & 1 != 0 else ~ones))
+        return same
+
+    return device_function(peers)
+
+
+def match_ranker(digit_of, threads, items_per_thread, radix_bits, descending, with_digit_prefix, layout,
+                 with_digit_counts=False):
     """``(rank, tracked)`` as ``ranker``'s, by CUB's RADIX_RANK_MATCH: each warp counts
     its keys of each digit in a 32-bit counter of its own, one key of every lane at a time
-    (``match_any_sync`` finds the lanes holding the same digit; the lowest of them
+    (``digit_matcher`` finds the lanes holding the same digit; the lowest of them
     updates the counter), so that equal digits rank in warp-striped order (a warp's
     item ``i`` of every lane, in lane order, before its item ``i + 1``; warp by warp).
     Its scratch is ``match_rank_layout``'s, at the start of ``buffer`` (``layout``: that
@@ -291,6 +332,7 @@ def match_ranker(digit_of, threads, items_per_thread, radix_bits, descending, wi
     are of any warp's counters."""
     counted_digit = ranked_digit(digit_of, radix_bits, descending)
     padded_warps, padded_segment = match_shape(threads, radix_bits)
+    digit_peers = digit_matcher(radix_bits)
     # the counters' first 32-bit slot
     base = _counters_slot(layout)
     scan_segment = segment_scanner(threads, padded_segment, packed=False, memoize=True)  # as CUB's
@@ -302,9 +344,10 @@ def match_ranker(digit_of, threads, items_per_thread, radix_bits, descending, wi
         # CUB's warp_digit_counters[digit][warp]
         return U32(base + digit * padded_warps + warp)
 
-    read_digit_prefix, tracked = digit_prefix_reader(threads, radix_bits, descending, counter_slot, load_counter)
+    read_digits = digit_reader(threads, n, radix_bits, descending, counter_slot, load_counter, with_digit_prefix,
+                               with_digit_counts)
 
-    def rank(ordered, ranks, begin_bit, pass_bits, digit_prefix, buffer):
+    def rank(ordered, ranks, begin_bit, pass_bits, digit_prefix, digit_counts, buffer):
         tid = U32(block_rank())  # (32-bit arithmetic, as in ranker)
         warp = U32(tid >> 5)
         # the lanes present in the thread's warp: all of them but in a partial last warp
@@ -321,7 +364,7 @@ def match_ranker(digit_of, threads, items_per_thread, radix_bits, descending, wi
         prefixes = cuda.local.array(n, np.uint32)
         for i in range(n):
             digit = counted_digit(ordered[i], begin_bit, pass_bits)
-            peers = U32(cuda.match_any_sync(warp_lanes, np.int32(digit)))  # the lanes of this digit
+            peers = digit_peers(warp_lanes, digit)  # the lanes of this digit
             slot = counter_slot(digit, warp)
             earlier = load_counter(buffer, slot)  # the warp's keys of this digit in its earlier items
             cuda.syncwarp(warp_lanes)  # every peer has read the counter before the lowest updates it
@@ -338,8 +381,116 @@ def match_ranker(digit_of, threads, items_per_thread, radix_bits, descending, wi
         cuda.syncthreads()
         for i in range(n):
             ranks[i] = U32(prefixes[i] + load_counter(buffer, slots[i]))
-        if with_digit_prefix:
-            read_digit_prefix(digit_prefix, buffer, tid)
+        if with_digit_prefix or with_digit_counts:
+            read_digits(digit_prefix, digit_counts, buffer, tid)
+
+    return device_function(rank), tracked_digits(threads, radix_bits)
+
+
+def early_counts_layout(threads, radix_bits):
+    """The "match_early_counts" ranking's scratch, as CUB's BlockRadixRankMatchEarlyCounts
+    TempStorage: the block scan's, then 32-bit counters per warp and digit
+    (``warp_offsets[warp][digit]``)."""
+    scan, _ = exclusive_sum_in_scratch(types.uint32, threads)
+    return Struct("rank", Region("scan", types.uint32, scan.bytes // 4),
+                  Region("counters", types.uint32, -(-threads // 32) << radix_bits))
+
+
+def early_counts_ranker(digit_of, threads, items_per_thread, radix_bits, descending, with_digit_prefix, layout,
+                        with_digit_counts=False, with_counts_op=False):
+    """``(rank, tracked)`` as ``ranker``'s, by CUB's RADIX_RANK_MATCH_EARLY_COUNTS_ANY
+    (Onesweep's): each warp first counts its keys' digits into counters of its own with
+    shared atomics (independent adds, no chain from one key to the next); each thread
+    then sums, for the digits it tracks, the warps' counts (leaving each warp's first
+    rank among the digit's keys) and, ``with_counts_op``, hands the digits' counts to
+    ``counts_op(counts_state, counts)`` (CUB's counts callback: Onesweep publishes them
+    before ranking);
+    a block-wide exclusive sum of the counts gives each digit's first rank, added to the
+    warps'; finally each key of a warp's item ``i`` finds its lanes of the same digit
+    (``digit_matcher``), whose highest lane takes their ranks from the warp's counter
+    with one atomic add. Equal digits rank in warp-striped order, as "match"'s. ``rank``
+    takes ``counts_op`` and ``counts_state`` last. Its scratch is ``early_counts_layout``'s (``layout``:
+    the buffer's layout, holding it as ``"rank"`` or being it). It needs the block
+    synchronised before it."""
+    counted_digit = ranked_digit(digit_of, radix_bits, descending)
+    digits = 1 << radix_bits
+    warps = -(-threads // 32)
+    tracked = tracked_digits(threads, radix_bits)
+    base = _counters_slot(layout)
+    _, exclusive_sum = exclusive_sum_in_scratch(types.uint32, threads)
+    load_counter = loader(types.uint32)
+    zero_steps, zero_exact = striped_steps(warps * digits, threads)
+    broadcast = shuffler(IDX, 32)
+    digit_peers = digit_matcher(radix_bits)
+    n = items_per_thread
+
+    @device_function
+    def counter_slot(digit, warp):
+        # CUB's warp_offsets[warp][digit]
+        return U32(base + warp * digits + digit)
+
+    def rank(ordered, ranks, begin_bit, pass_bits, digit_prefix, digit_counts, buffer, counts_op, counts_state):
+        tid = U32(block_rank())  # (32-bit arithmetic, as in ranker)
+        warp = U32(tid >> 5)
+        lane = U32(tid & 31)
+        warp_lanes = warp_mask(block_rank(), threads)
+        for k in range(zero_steps):
+            slot = U32(tid + k * threads)
+            if zero_exact or slot < warps * digits:
+                store(buffer, U32(base + slot), U32(0))
+        cuda.syncthreads()
+        for i in range(n):
+            atomic_add(buffer, counter_slot(counted_digit(ordered[i], begin_bit, pass_bits), warp), U32(1))
+        cuda.syncthreads()
+        # The digits the thread tracks (r*B .. r*B+B-1; counted as ``counted_digit``
+        # numbers them, reversed where descending): each warp's first rank among the
+        # tile's keys of the digit, and the digit's count.
+        counts = cuda.local.array(tracked, np.uint32)
+        total = U32(0)
+        for track in range(tracked):
+            digit = U32(tid * tracked + track)
+            counts[track] = U32(0)
+            if digit < digits:
+                counted = U32(digits - 1 - digit) if descending else digit
+                running = U32(0)
+                for w in range(warps):
+                    count = load_counter(buffer, counter_slot(counted, w))
+                    store(buffer, counter_slot(counted, w), running)
+                    running = U32(running + count)
+                counts[track] = running
+                total = U32(total + running)
+        if with_counts_op:
+            counts_op(counts_state, counts)
+        # Each digit's first rank: the keys of the digits ranked before it (the threads
+        # before, or after where descending, and the thread's own digits before it).
+        before, tile_total = exclusive_sum(total, buffer)
+        first = U32(tile_total - before - total) if descending else before
+        firsts = cuda.local.array(tracked, np.uint32)
+        for step in range(tracked):
+            track = tracked - 1 - step if descending else step
+            firsts[track] = first
+            first = U32(first + counts[track])
+        for track in range(tracked):
+            digit = U32(tid * tracked + track)
+            if digit < digits:
+                counted = U32(digits - 1 - digit) if descending else digit
+                for w in range(warps):
+                    slot = counter_slot(counted, w)
+                    store(buffer, slot, U32(load_counter(buffer, slot) + firsts[track]))
+                if with_digit_prefix:
+                    digit_prefix[track] = firsts[track]
+                if with_digit_counts:
+                    digit_counts[track] = counts[track]
+        cuda.syncthreads()
+        lower_lanes = cuda.lanemask_lt()
+        for i in range(n):
+            digit = counted_digit(ordered[i], begin_bit, pass_bits)
+            peers = digit_peers(warp_lanes, digit)  # the lanes of this digit
+            leader = U32(31 - cuda.clz(np.int32(peers)))
+            taken = U32(0)
+            if lane == leader:
+                taken = atomic_add(buffer, counter_slot(digit, warp), U32(cuda.popc(peers)))
+            ranks[i] = U32(broadcast(warp_lanes, taken, leader) + cuda.popc(U32(peers & lower_lanes)))
 
     return device_function(rank), tracked
 
@@ -357,6 +508,7 @@ RANK_ALGORITHMS = {
     "memoize": Algorithm(functools.partial(ranker, memoize=True), _key_type_free(rank_layout)),
     "basic": Algorithm(functools.partial(ranker, memoize=False), _key_type_free(rank_layout)),
     "match": Algorithm(match_ranker, _key_type_free(match_rank_layout)),
+    "match_early_counts": Algorithm(early_counts_ranker, _key_type_free(early_counts_layout)),
 }
 
 
@@ -417,7 +569,8 @@ def _sort_temp_storage_bytes(sig, key_type, threads, items_per_thread, value_dty
 
 @primitive("coop.block.radix_rank", _rank_temp_storage_bytes, group="block", uniform=("begin_bit",))
 def radix_rank(keys, ranks, begin_bit, num_bits, threads=None, items_per_thread=None, descending=False,
-               algorithm="memoize", exclusive_digit_prefix=None, temp_storage=None):
+               algorithm="memoize", exclusive_digit_prefix=None, digit_counts=None, counts_op=None, counts_state=None,
+               temp_storage=None):
     """Rank a block's keys by one radix digit (CUB BlockRadixRank::RankKeys): each key's
     position in the tile stably sorted by the digit of ``num_bits`` bits from
     ``begin_bit`` of its ordered bits (ascending, or descending).
@@ -438,24 +591,38 @@ def radix_rank(keys, ranks, begin_bit, num_bits, threads=None, items_per_thread=
         {threads} Required.
     items_per_thread : int, compile-time constant
         The length of ``keys`` and ``ranks`` (required); ``threads * items_per_thread``
-        at most 65535 (but for "match").
+        at most 65535 (but for the "match" rankings).
     descending : bool, compile-time constant, default False
         Rank larger digits first.
     algorithm : str, compile-time constant, default "memoize"
         ``"memoize"`` (CUB's RADIX_RANK_MEMOIZE: the raking scan keeps its segment of
         counters in registers), ``"basic"`` (RADIX_RANK_BASIC: it reads them again) or
-        ``"match"`` (RADIX_RANK_MATCH: each warp counts its keys with
-        ``match.any.sync``, into 32-bit counters per digit and warp, so the tile may
+        ``"match"`` (RADIX_RANK_MATCH: each warp counts its keys, matching its lanes'
+        digits with ballots, into 32-bit counters per digit and warp, so the tile may
         exceed 65535 keys). "match" ranks keys of equal digits in *warp-striped* order
         (lane ``l`` of warp ``w``'s item ``i`` before lane ``l+1``'s, before item
         ``i+1``: position ``w*32*N + i*L + l``, ``L`` the warp's lanes), as CUB's: it is
         stable for keys held warp-striped (read from global memory without the
-        transpose of a "warp_transpose" load, as CUB's onesweep does), not for blocked
-        ones.
+        transpose of a "warp_transpose" load: ``coop.block.load``'s "warp_striped", as
+        CUB's onesweep does), not for blocked ones. ``"match_early_counts"``
+        (RADIX_RANK_MATCH_EARLY_COUNTS_ANY, Onesweep's): the same ranks as "match",
+        found faster: each warp counts all its keys first (shared atomics), the counts
+        become each warp's first rank of each digit, and then each key's lanes of the
+        same digit take their ranks with one atomic add.
     exclusive_digit_prefix : items array of integers, optional
         Receives, for the digits this thread tracks (thread ``r`` tracks digits
         ``r*B .. r*B+B-1`` with ``B = max(1, ceil(2**num_bits / threads))``; array length
         ``B``), the count of the tile's keys ranked before that digit's keys.
+    digit_counts : items array of integers, optional
+        Receives, for the same digits, the count of the tile's keys of that digit.
+    counts_op : device function, optional
+        CUB's counts callback: ``counts_op(counts_state, counts)``, called by every
+        thread with the counts of the digits it tracks (a uint32 items array as
+        ``digit_counts``), as soon as they are known: with "match_early_counts" before
+        the keys are ranked (Onesweep publishes them to later tiles then), with the
+        others after. It must not synchronise the block.
+    counts_state : any, optional
+        Passed to ``counts_op``.
     temp_storage : shared array, optional
         {temp_storage}
         Size: ``coop.block.radix_rank.temp_storage_bytes(key_dtype, threads,
@@ -471,7 +638,8 @@ def radix_rank(keys, ranks, begin_bit, num_bits, threads=None, items_per_thread=
     {block_barriers}
 
     Here, "memoize" and "basic": three ``cuda.syncthreads()``; one more with
-    ``exclusive_digit_prefix``, and one more with ``temp_storage``. "match": five,
+    ``exclusive_digit_prefix`` or ``digit_counts``, and one more with
+    ``temp_storage``. "match": five, "match_early_counts": four plus the block scan's,
     whatever the options (the first waits for the previous call's reads of the
     counters, or for other primitives' of the caller's buffer).
 
@@ -513,7 +681,7 @@ def radix_rank(keys, ranks, begin_bit, num_bits, threads=None, items_per_thread=
     block = required_threads(sig, threads)
     n = required_items_per_thread(sig, items_per_thread)
     name, chosen = choose(sig, algorithm, RANK_ALGORITHMS)
-    if name != "match":  # (its counters are 32-bit)
+    if not name.startswith("match"):  # (the match rankings' counters are 32-bit)
         check_tile(sig, block, n)
     bits = sig.constant_int(num_bits, "num_bits")
     layout = chosen.layout(key_type, block, bits)
@@ -523,31 +691,50 @@ def radix_rank(keys, ranks, begin_bit, num_bits, threads=None, items_per_thread=
     with_prefix = not is_none(exclusive_digit_prefix)
     if with_prefix:
         rank_items(sig, exclusive_digit_prefix, "exclusive_digit_prefix")
+    with_counts = not is_none(digit_counts)
+    if with_counts:
+        rank_items(sig, digit_counts, "digit_counts")
+    with_counts_op = not is_none(counts_op)
+    early = name == "match_early_counts"
+    options = dict(with_counts_op=with_counts_op) if early else {}
     scratch, users_buffer = storage(sig, temp_storage, layout, owner=(sig.primitive, name, bits))
     rank, tracked = chosen.function(digit_of=radix.digit(key_type), threads=block, items_per_thread=n,
                                     radix_bits=bits, descending=is_descending, with_digit_prefix=with_prefix,
+                                    with_digit_counts=with_counts or (with_counts_op and not early), **options,
                                     layout=layout)
     # Wait before the ranking writes: in the caller's buffer, for the primitives that
     # used it before; with match, for the previous call's last reads (of any warp's
     # counters; the others' are of the thread's own, or end with a barrier).
-    lead_barrier = users_buffer or name == "match"
+    lead_barrier = users_buffer or name in ("match", "match_early_counts")
     fill_ordered, bits_dtype = _to_ordered_items(key_type, n)
     check_keys = size_check(sig.primitive, "keys", exact=True)
     check_ranks = size_check(sig.primitive, "ranks", exact=True)
     check_prefix = size_check(sig.primitive, "exclusive_digit_prefix", exact=True)
+    check_counts = size_check(sig.primitive, "digit_counts", exact=True)
 
     def impl(keys, ranks, begin_bit, num_bits, threads=None, items_per_thread=None, descending=False,
-             algorithm="memoize", exclusive_digit_prefix=None, temp_storage=None):
+             algorithm="memoize", exclusive_digit_prefix=None, digit_counts=None, counts_op=None, counts_state=None,
+             temp_storage=None):
         check_keys(keys, n)
         check_ranks(ranks, n)
         if with_prefix:
             check_prefix(exclusive_digit_prefix, tracked)
+        if with_counts:
+            check_counts(digit_counts, tracked)
         ordered = cuda.local.array(n, bits_dtype)
         fill_ordered(keys, ordered)
         buffer = scratch(temp_storage)
         if lead_barrier:
             cuda.syncthreads()
-        rank(ordered, ranks, begin_bit, bits, exclusive_digit_prefix, buffer)
+        if early:
+            rank(ordered, ranks, begin_bit, bits, exclusive_digit_prefix, digit_counts, buffer, counts_op,
+                 counts_state)
+        elif with_counts_op:  # (the counts are known once the ranking is done)
+            counts = digit_counts if with_counts else cuda.local.array(tracked, np.uint32)
+            rank(ordered, ranks, begin_bit, bits, exclusive_digit_prefix, counts, buffer)
+            counts_op(counts_state, counts)
+        else:
+            rank(ordered, ranks, begin_bit, bits, exclusive_digit_prefix, digit_counts, buffer)
 
     return impl
 
@@ -755,7 +942,7 @@ def _word_passes(index, word, rank, radix_bits, scatter_all, scatter_all_last, l
             # the last scatter's reads (this call's, or the previous call's) are done
             # before the counters overwrite the buffer
             cuda.syncthreads()
-            rank(ordered, ranks, bit, min(radix_bits, high - bit), None, buffer)
+            rank(ordered, ranks, bit, min(radix_bits, high - bit), None, None, buffer)
             bit += radix_bits
             if bit >= high:
                 break

@@ -9,6 +9,11 @@ composing them.
   ``partition(d_in, d_out, predicate)`` (DeviceSelect, DevicePartition): return the count.
 - ``histogram_even(d_samples, d_histogram, bins, lower, upper)`` (DeviceHistogram).
 - ``segmented_reduce(d_in, d_out, offsets, op, initial)`` (DeviceSegmentedReduce).
+- ``radix_sort(d_keys, d_values=None, descending=False, begin_bit=0, end_bit=None)``
+  (DeviceRadixSort, Onesweep): in place.
+
+``reduce`` and the scans also take tuples of arrays (item ``i`` is ``(d_in[0][i],
+d_in[1][i], ...)``) with an operator on tuples and a tuple ``initial``.
 
 Every function takes 1-D contiguous device arrays (Numba, CuPy, PyTorch: any CUDA Array
 Interface object) and ``stream=``; operators may be coop.ops operators, ``operator.add``
@@ -23,6 +28,7 @@ from coop.device.scan import exclusive_scan, exclusive_sum, inclusive_scan, incl
 from coop.device.histogram import histogram_even
 from coop.device.segmented_reduce import segmented_reduce
 from coop.device.select import partition, select, select_flagged
+from coop.device.radix_sort import radix_sort
 
 __all__ = ["reduce", "sum", "inclusive_scan", "exclusive_scan", "inclusive_sum", "exclusive_sum", "select",
-           "select_flagged", "partition", "histogram_even", "segmented_reduce"]
+           "select_flagged", "partition", "histogram_even", "segmented_reduce", "radix_sort"]

@@ -4,7 +4,8 @@ learns the combination of every tile before it within one kernel, waiting only o
 predecessors that have not yet published anything.
 
 Each tile has a status and two values in global memory (values of up to 32 bits live in
-the status word itself). A tile's status is empty until it publishes ``AGGREGATE`` (its
+the status word itself; a tuple value has an array per member: ``value_dtype`` is then a
+tuple of dtypes). A tile's status is empty until it publishes ``AGGREGATE`` (its
 own items' combination) and later ``INCLUSIVE`` (the combination of every tile up to
 it). Tiles are claimed in order (``claim_tile``: an atomic counter), so every
 predecessor of a tile is running or done: the look-back never waits on a block that has
@@ -30,11 +31,12 @@ not started, and it is correct when blocks run one at a time (the simulator's wa
 
 Memory ordering (``coop._core.memory_order``), ``tile_access``: a value of up to 32 bits
 shares one 64-bit word with its status, written and read whole with relaxed GPU-scope
-accesses (served by L2): a reader that sees the status sees the value. Wider values are
-written with plain stores and then the status with a release store; a reader acquires
-the status and only then reads the value, with a plain load. Release/acquire at GPU
-scope on the status word orders the value's write before its read, and the acquire
-keeps the reading SM's L1 from serving a stale line.
+accesses (served by L2): a reader that sees the status sees the value. Wider values, and
+tuple values (whatever their size: each member in an array of its own), are written
+with plain stores (every member) and then the status with a release store; a reader
+acquires the status and only then reads the value (every member), with plain loads.
+Release/acquire at GPU scope on the status word orders the value's writes before its
+reads, and the acquire keeps the reading SM's L1 from serving a stale line.
 """
 
 import functools
@@ -43,7 +45,9 @@ import numpy as np
 from numba import cuda
 
 
+from coop._core.items import accessors
 from coop._core.memory_order import load_acquire, load_relaxed_pair, packs, store_relaxed_pair, store_release
+from coop._core.values import converter, value_type_of
 from coop.device._host import fill_zero, temporary, temporary_with_state
 from coop._core.shuffle import DOWN, FULL_MASK, IDX, shuffler
 
@@ -67,6 +71,19 @@ def claim_tile(status, tiles, slot):
     return slot[0]
 
 
+def _packs(value_dtype):
+    """Whether values of ``value_dtype`` share the status word (tuples never do)."""
+    return not isinstance(value_dtype, tuple) and packs(value_dtype)
+
+
+def _converter(value_dtype):
+    """The conversion of an operator's result to ``value_dtype`` (the NumPy scalar type,
+    or coop's conversion of a tuple)."""
+    if isinstance(value_dtype, tuple):
+        return converter(value_type_of(value_dtype))
+    return np.dtype(value_dtype).type
+
+
 @functools.lru_cache(maxsize=None)
 def tile_access(value_dtype):
     """``(publish, read)`` for tiles of ``value_dtype`` values:
@@ -75,8 +92,9 @@ def tile_access(value_dtype):
     spinning while the tile has published nothing in this epoch. Tile ``t``'s status is
     ``status[t + 1]``: ``epoch << 2 | flag``. Values of up to 32 bits share a 64-bit word
     with it (``status`` is uint64: ``coop._core.memory_order.store_relaxed_pair``),
-    others are stored beside a uint32 status (release/acquire)."""
-    if packs(value_dtype):
+    others are stored beside a uint32 status (release/acquire): ``aggregates`` and
+    ``inclusives`` are arrays, or tuples of arrays (one per member) for tuple values."""
+    if _packs(value_dtype):
 
         @cuda.jit(device=True)
         def publish(status, aggregates, inclusives, tile, epoch, flag, value):
@@ -90,13 +108,15 @@ def tile_access(value_dtype):
             return word & 3, value
 
     else:
+        # (one array, or a tuple of arrays written and read member by member)
+        read_value, write_value, _ = accessors(len(value_dtype) if isinstance(value_dtype, tuple) else 0)
 
         @cuda.jit(device=True)
         def publish(status, aggregates, inclusives, tile, epoch, flag, value):
             if flag == INCLUSIVE:
-                inclusives[tile] = value
+                write_value(inclusives, tile, value)
             else:
-                aggregates[tile] = value
+                write_value(aggregates, tile, value)
             store_release(status, tile + 1, epoch << 2 | flag)
 
         @cuda.jit(device=True)
@@ -105,8 +125,8 @@ def tile_access(value_dtype):
             while word >> 2 != epoch:
                 word = load_acquire(status, tile + 1)
             if word & 3 == INCLUSIVE:
-                return np.uint32(INCLUSIVE), inclusives[tile]
-            return np.uint32(AGGREGATE), aggregates[tile]
+                return np.uint32(INCLUSIVE), read_value(inclusives, tile)
+            return np.uint32(AGGREGATE), read_value(aggregates, tile)
 
     return publish, read
 
@@ -115,7 +135,7 @@ def tile_access(value_dtype):
 def lookback_prefix(op, value_dtype):
     """The prefix callback of a single-pass scan with ``op`` over ``value_dtype`` values
     (see the module docstring)."""
-    value_type = np.dtype(value_dtype).type
+    convert = _converter(value_dtype)
     down, idx = shuffler(DOWN, 32), shuffler(IDX, 32)
     publish, read = tile_access(value_dtype)
 
@@ -140,16 +160,16 @@ def lookback_prefix(op, value_dtype):
             for distance in (1, 2, 4, 8, 16):
                 other = down(FULL_MASK, value, distance)
                 if lane + distance < 32:
-                    value = value_type(op(value, other))
+                    value = convert(op(value, other))
             first = 31 - cuda.clz(np.uint32(inclusive_lanes)) if inclusive_lanes != 0 else 0
             window = idx(FULL_MASK, value, first)
-            exclusive = value_type(op(window, exclusive)) if have else window
+            exclusive = convert(op(window, exclusive)) if have else window
             have = True
             if inclusive_lanes != 0:
                 break
             end -= 32
         if lane == 0:
-            publish(status, aggregates, inclusives, tile, epoch, INCLUSIVE, value_type(op(exclusive, aggregate)))
+            publish(status, aggregates, inclusives, tile, epoch, INCLUSIVE, convert(op(exclusive, aggregate)))
         return exclusive
 
     return prefix
@@ -159,7 +179,7 @@ def lookback_prefix(op, value_dtype):
 def tile_prefix(op, value_dtype):
     """The prefix callback of a single-pass scan seeded with ``initial`` (``state =
     (status, aggregates, inclusives, tile, epoch, initial)``; see the module docstring)."""
-    value_type = np.dtype(value_dtype).type
+    convert = _converter(value_dtype)
     looked_back = lookback_prefix(op, value_dtype)
     publish, _ = tile_access(value_dtype)
 
@@ -168,7 +188,7 @@ def tile_prefix(op, value_dtype):
         status, aggregates, inclusives, tile, epoch, initial = state
         if tile == 0:
             if cuda.laneid == 0:
-                publish(status, aggregates, inclusives, tile, epoch, INCLUSIVE, value_type(op(initial, aggregate)))
+                publish(status, aggregates, inclusives, tile, epoch, INCLUSIVE, convert(op(initial, aggregate)))
             return initial
         return looked_back((status, aggregates, inclusives, tile, epoch), aggregate)
 
@@ -179,19 +199,26 @@ EPOCHS = 1 << 30  # (epoch << 2 | flag fits 32 bits)
 
 
 class TileStates:
-    """The look-back's global memory for ``tiles`` tiles of ``value_dtype`` values, kept
-    between calls (``coop.device._host.temporary``): ``arrays = (status, aggregates,
-    inclusives)`` and this call's ``epoch``. ``status[0]`` is ``claim_tile``'s counter,
+    """The look-back's global memory for ``tiles`` tiles of ``value_dtype`` values (a
+    tuple of dtypes: tuple values, ``aggregates`` and ``inclusives`` then tuples of
+    arrays, one per member), kept between calls (``coop.device._host.temporary``):
+    ``arrays = (status, aggregates, inclusives)`` and this call's ``epoch``. ``status[0]`` is ``claim_tile``'s counter,
     ``status[t + 1]`` tile ``t``'s status. Nothing is reset between calls: each call has
     an epoch of its own, and a status of an earlier epoch reads as empty; the counter is
     set back to 0 by the kernel itself. The words are zeroed only when new (or when the
     epochs run out)."""
 
     def __init__(self, tiles, value_dtype, stream):
-        status_type = np.uint64 if packs(value_dtype) else np.uint32
+        status_type = np.uint64 if _packs(value_dtype) else np.uint32
         self.status, state = temporary_with_state("lookback.status", tiles + 1, status_type, stream)
-        self.aggregates = temporary("lookback.aggregates", tiles, value_dtype, stream)
-        self.inclusives = temporary("lookback.inclusives", tiles, value_dtype, stream)
+        if isinstance(value_dtype, tuple):  # (an array per member: two may have one dtype)
+            self.aggregates = tuple(temporary(f"lookback.aggregates.{k}", tiles, member, stream)
+                                    for k, member in enumerate(value_dtype))
+            self.inclusives = tuple(temporary(f"lookback.inclusives.{k}", tiles, member, stream)
+                                    for k, member in enumerate(value_dtype))
+        else:
+            self.aggregates = temporary("lookback.aggregates", tiles, value_dtype, stream)
+            self.inclusives = temporary("lookback.inclusives", tiles, value_dtype, stream)
         epoch = state.get("epoch", 0) + 1
         if epoch == 1 or epoch == EPOCHS:
             fill_zero(self.status, self.status.size, stream)

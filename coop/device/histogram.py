@@ -18,7 +18,7 @@ from coop._core.backend import SIMULATOR
 from coop.device._tiles import BLOCK_THREADS, items_per_thread
 from coop._core.constants import without_dead_branches
 from coop._core.scratch import striped_steps
-from coop.device._host import device_array, documented, fill_zero, launch_stream, resident_blocks
+from coop.device._host import device_array, documented, fill_zero, launch, launch_stream, resident_blocks
 
 __all__ = ["histogram_even"]
 
@@ -139,5 +139,5 @@ def histogram_even(d_samples, d_histogram, bins, lower, upper, stream=None):
     n = d_samples.size
     if n:
         blocks = min(resident_blocks(THREADS), -(-n // tile_size))
-        kernel[blocks, THREADS, stream](d_samples, n, d_histogram, position_type(lower),
-                                        position_type(bins / (upper - lower)))
+        launch(kernel, blocks, THREADS, stream, d_samples, n, d_histogram, position_type(lower),
+               position_type(bins / (upper - lower)))

@@ -11,6 +11,13 @@ fence: CUDA's threadfence reduction) reduces the partials in block order after
 combination is in input order, so ``op`` needs to be associative only (CUB's needs to be
 commutative too). Values are converted to ``d_out``'s dtype as they are loaded and
 combined in it (CUB: the type of ``initial``).
+
+Tuple values (``d_in`` and ``d_out`` tuples of arrays, ``coop.device._zip``) take the
+same steps member by member: each member's tile is loaded as an array of its own, the
+partials are an array per member, and a block's warps leave their values in shared
+memory as tuples (``coop._core.scratch``); a partial warp tile and the final pass
+combine each thread's items in order before ``coop.warp.reduce`` / ``coop.block.reduce``
+of one value per thread.
 """
 
 import functools
@@ -21,8 +28,13 @@ from numba import cuda
 
 import coop
 from coop._core.backend import SIMULATOR
-from coop.device._host import (check_length, device_array, device_operator, documented, fill_zero,
+from coop._core.items import accessors
+from coop._core.scratch import Region, allocator, loader, store
+from coop._core.values import converter, value_type_of
+from coop.device._host import (check_length, device_array, device_operator, documented, fill_zero, launch,
                                launch_stream, resident_blocks, temporary, temporary_with_state)
+from coop.device._zip import (for_each_member, host_value, is_zipped, local_arrays, tuple_bytes, value_dtype,
+                              zipped_arrays)
 
 __all__ = ["reduce", "sum"]
 
@@ -114,6 +126,112 @@ def _kernel(op, in_dtype, dtype, warps=WARPS, lane_bytes=LANE_BYTES):
     return reduce_kernel, warp_tile, threads
 
 
+@functools.lru_cache(maxsize=None)
+def _tuple_kernel(op, in_dtypes, dtypes, warps=WARPS, lane_bytes=LANE_BYTES):
+    """``_kernel`` for tuple values: ``in_dtypes`` and ``dtypes`` are tuples of dtypes, one
+    per member; ``d_in``, ``partials`` and ``d_out`` tuples of arrays (see the module
+    docstring)."""
+    members = len(dtypes)
+    value_type = value_type_of(dtypes)
+    convert = converter(value_type)
+    n_items = max(1, lane_bytes // tuple_bytes(in_dtypes))
+    warp_tile = 32 * n_items
+    threads = 32 * warps
+    final_tile = threads * FINAL_ITEMS
+    levels = (n_items - 1).bit_length()
+    read, write, _ = accessors(members)
+    loaded_arrays, item_arrays = local_arrays(n_items, in_dtypes), local_arrays(n_items, dtypes)
+    load_tile = for_each_member(members, "srcs, arrays, base",
+                                "coop.warp.load(srcs[{k}][base:], arrays[{k}], items_per_thread=N, "
+                                "algorithm='vectorize')", coop=coop, N=n_items)
+    load_part = for_each_member(members, "srcs, arrays, base, valid",
+                                "coop.warp.load(srcs[{k}][base:], arrays[{k}], items_per_thread=N, "
+                                "valid_items=valid)", coop=coop, N=n_items)
+    warp_values = Region("warp_values", value_type, warps)
+    allocate_warp_values = allocator(warp_values, ("coop.device.reduce", "warp_values"))
+    first_slot, load_value = warp_values.slot(), loader(value_type)
+
+    @cuda.jit
+    def reduce_kernel(d_in, n, partials, done, initial, d_out):
+        loaded = loaded_arrays()
+        items = item_arrays()
+        values = allocate_warp_values(0)
+        warp_has = cuda.shared.array(warps, np.int32)
+        is_last = cuda.shared.array(1, np.int32)
+        warp = cuda.threadIdx.x // 32
+        tiles = (n + warp_tile - 1) // warp_tile
+        all_warps = cuda.gridDim.x * warps
+        mine = cuda.blockIdx.x * warps + warp
+        first, last = mine * tiles // all_warps, (mine + 1) * tiles // all_warps
+        running = initial  # (its type; the value is unused until ``has`` is set)
+        has = False
+        for tile in range(first, last):
+            base = tile * warp_tile
+            if base + warp_tile <= n:
+                load_tile(d_in, loaded, base)
+                for i in range(n_items):
+                    write(items, i, convert(read(loaded, i)))
+                # a tree over the lane's items, in order (a chain would wait on each op)
+                for level in range(levels):
+                    step = 1 << level
+                    for i in range(n_items // (2 * step) + 1):
+                        if 2 * step * i + step < n_items:
+                            write(items, 2 * step * i,
+                                  convert(op(read(items, 2 * step * i), read(items, 2 * step * i + step))))
+                total = coop.warp.reduce(read(items, 0), op)
+            else:
+                valid = n - base
+                load_part(d_in, loaded, base, valid)
+                # the lane's valid items in order (lanes past the last valid item: none)
+                value = convert(read(loaded, 0))
+                for i in range(1, n_items):
+                    if cuda.laneid * n_items + i < valid:
+                        value = convert(op(value, convert(read(loaded, i))))
+                total = coop.warp.reduce(value, op, valid_items=(valid + n_items - 1) // n_items)
+            running = convert(op(running, total)) if has else total
+            has = True
+        if cuda.laneid == 0:
+            store(values, first_slot + warp, running)
+            warp_has[warp] = has
+        cuda.syncthreads()
+        if cuda.threadIdx.x == 0:
+            block_value = load_value(values, first_slot)
+            block_has = False
+            for w in range(warps):
+                if warp_has[w]:
+                    value = load_value(values, first_slot + w)
+                    block_value = convert(op(block_value, value)) if block_has else value
+                    block_has = True
+            write(partials, cuda.blockIdx.x, block_value)
+            # the partial, then the count: the block that counts last sees every partial
+            # (the classic threadfence reduction); it sets the count back for the next call
+            cuda.threadfence()
+            ticket = cuda.atomic.add(done, 0, 1)
+            is_last[0] = ticket == cuda.gridDim.x - 1
+            if is_last[0]:
+                done[0] = 0
+        cuda.syncthreads()
+        if is_last[0]:
+            cuda.threadfence()
+            count = cuda.gridDim.x
+            total_so_far = initial
+            for base in range(0, count, final_tile):
+                valid = min(count - base, final_tile)
+                # the thread's partials (blocked, in order), then the block's
+                mine_first = base + cuda.threadIdx.x * FINAL_ITEMS
+                value = read(partials, min(mine_first, count - 1))
+                for i in range(1, FINAL_ITEMS):
+                    if mine_first + i < base + valid:
+                        value = convert(op(value, read(partials, mine_first + i)))
+                total = coop.block.reduce(value, op, valid_items=(valid + FINAL_ITEMS - 1) // FINAL_ITEMS,
+                                          threads=threads)
+                total_so_far = convert(op(total_so_far, total))
+            if cuda.threadIdx.x == 0:
+                write(d_out, 0, total_so_far)
+
+    return reduce_kernel, warp_tile, threads
+
+
 @documented
 def reduce(d_in, d_out, op, initial, stream=None):  # noqa: A001  (CUB's name)
     """Reduce ``d_in`` with ``op`` after ``initial`` into ``d_out[0]`` (CUB
@@ -121,16 +239,23 @@ def reduce(d_in, d_out, op, initial, stream=None):  # noqa: A001  (CUB's name)
 
     Parameters
     ----------
-    d_in : device array
+    d_in : device array or tuple of device arrays
         The values, may be empty:
         {device_array}
-    d_out : device array
+        Or tuple values: a tuple of such arrays of one length, item ``i`` being
+        ``(d_in[0][i], d_in[1][i], ...)`` (as CUB's zip iterator gives them), e.g.
+        ``(values, indices)`` for ``coop.ops.argmax``.
+    d_out : device array or tuple of device arrays
         Receives ``initial op d_in[0] op d_in[1] ...`` in ``d_out[0]``; its dtype is the
-        type the values are converted to and combined in.
+        type the values are converted to and combined in. For tuple values, a tuple of
+        as many arrays (each of at least one item): ``d_out[k][0]`` receives member
+        ``k`` of the result, combined in ``d_out[k]``'s dtype.
     op : operator
         {device_operator}
-    initial : scalar
-        The first operand (``op``'s identity gives a plain reduction).
+        For tuple values it takes and returns tuples.
+    initial : scalar or tuple
+        The first operand (``op``'s identity gives a plain reduction); for tuple values,
+        a tuple.
     stream : stream, optional
         {device_stream}
 
@@ -185,21 +310,32 @@ def sum(d_in, d_out, stream=None):  # noqa: A001  (CUB's name)
 
 
 def _reduce(function, d_in, d_out, op, initial, stream):
-    d_in = device_array(function, "d_in", d_in)
-    d_out = device_array(function, "d_out", d_out)
-    check_length(function, "d_out", d_out, 1)
+    zipped = is_zipped(d_in, d_out)
+    if zipped:  # tuple values
+        instead = "reduce" if function == "sum" else None  # (sums take no tuples)
+        d_in, d_out, n = zipped_arrays(function, d_in, d_out, out_length=1, instead=instead)
+    else:
+        d_in = device_array(function, "d_in", d_in)
+        d_out = device_array(function, "d_out", d_out)
+        n = d_in.size
+        check_length(function, "d_out", d_out, 1)
     op = device_operator(function, "op", op)
     stream = launch_stream(stream)
-    value_type = d_out.dtype
-    kernel, warp_tile, threads = _kernel(op, d_in.dtype, value_type)
-    n = d_in.size
+    value_type = value_dtype(d_out)
+    initial = host_value(function, "initial", initial, value_type)
+    kernels = _tuple_kernel if zipped else _kernel
+    kernel, warp_tile, threads = kernels(op, value_dtype(d_in), value_type)
     if n == 0:
-        d_out[:1].copy_to_device(np.array([initial], value_type), stream=stream)
+        for array, member, value in (zip(d_out, value_type, initial) if zipped else ((d_out, value_type, initial),)):
+            array[:1].copy_to_device(np.array([value], member), stream=stream)
         return
     blocks = min(resident_blocks(threads), -(-n // (warp_tile * (threads // 32))))
-    partials = temporary("partials", blocks, value_type, stream)
+    if zipped:  # (an array per member: two may have one dtype)
+        partials = tuple(temporary(f"partials.{k}", blocks, member, stream) for k, member in enumerate(value_type))
+    else:
+        partials = temporary("partials", blocks, value_type, stream)
     done, state = temporary_with_state("reduce.done", 1, np.uint32, stream)
     if not state:  # (new: zeroed once; each call's last block sets it back to 0)
         fill_zero(done, 1, stream)
         state["zeroed"] = True
-    kernel[blocks, threads, stream](d_in, n, partials, done, value_type.type(initial), d_out)
+    launch(kernel, blocks, threads, stream, d_in, n, partials, done, initial, d_out)

@@ -10,6 +10,13 @@ of every tile before it, published tile by tile in global memory), and stores it
 predecessor: its prefix is ``initial`` (if any), and it publishes its inclusive value at
 once. Values are converted to ``d_out``'s dtype as they are loaded and combined in it.
 ``op`` needs to be associative only.
+
+Tuple values (``d_in`` and ``d_out`` tuples of arrays, ``coop.device._zip``): each
+member is loaded and stored as an array of its own; each thread combines its items in
+order into one tuple, the block scans those tuples (``coop.block.exclusive_scan`` of one
+value per thread, the look-back as its prefix callback), and each thread rescans its
+items from its exclusive prefix (what the block scan does with an items array, which
+cannot hold tuples). The look-back keeps a tuple's members in arrays of their own.
 """
 
 import functools
@@ -19,9 +26,13 @@ from numba import cuda
 
 import coop
 from coop._core.backend import SIMULATOR
-from coop.device._host import check_length, device_array, device_operator, documented, launch_stream
+from coop._core.items import accessors
+from coop._core.values import converter, value_type_of
+from coop.device._host import check_length, device_array, device_operator, documented, launch, launch_stream
 from coop.device._tiles import BLOCK_THREADS, items_per_thread, tile_loader, tile_storer
 from coop.device._lookback import INCLUSIVE, TileStates, claim_tile, tile_access, tile_prefix
+from coop.device._zip import (for_each_member, host_value, is_zipped, local_arrays, tuple_bytes, value_dtype,
+                              zipped_arrays)
 
 __all__ = ["inclusive_scan", "exclusive_scan", "inclusive_sum", "exclusive_sum"]
 
@@ -77,25 +88,103 @@ def _scan_kernel(op, in_dtype, dtype, exclusive, has_initial, threads=THREADS, n
     return scan_kernel, tile_size
 
 
+@functools.lru_cache(maxsize=None)
+def _tuple_scan_kernel(op, in_dtypes, dtypes, exclusive, has_initial, threads=THREADS, algorithm=ALGORITHM):
+    """The scan of tuple values: ``in_dtypes`` and ``dtypes`` are tuples of dtypes, one per
+    member, ``d_in`` and ``d_out`` tuples of arrays (see the module docstring)."""
+    members = len(dtypes)
+    value_type = value_type_of(dtypes)
+    convert = converter(value_type)
+    n_items = max(1, TILE_BYTES_PER_THREAD // max(tuple_bytes(in_dtypes), tuple_bytes(dtypes)))
+    tile_size = threads * n_items
+    temp_bytes = max(
+        *(coop.block.load.temp_storage_bytes(t, threads, n_items, algorithm="warp_transpose") for t in in_dtypes),
+        *(coop.block.store.temp_storage_bytes(t, threads, n_items, algorithm="warp_transpose") for t in dtypes),
+        coop.block.exclusive_scan.temp_storage_bytes(dtypes, threads, algorithm=algorithm),
+    )
+    load = for_each_member(members, "srcs, arrays, base, valid, temp",
+                           "load(srcs[{k}][base:], arrays[{k}], valid, temp)",
+                           load=tile_loader(in_dtypes, threads, n_items))
+    store = for_each_member(members, "dsts, arrays, base, valid, temp",
+                            "store(dsts[{k}][base:], arrays[{k}], valid, temp)",
+                            store=tile_storer(dtypes, threads, n_items))
+    read, write, _ = accessors(members)
+    loaded_arrays, item_arrays = local_arrays(n_items, in_dtypes), local_arrays(n_items, dtypes)
+    prefix = tile_prefix(op, dtypes)
+    publish, _ = tile_access(dtypes)
+
+    @cuda.jit
+    def scan_kernel(d_in, d_out, n, status, aggregates, inclusives, epoch, initial):
+        temp = cuda.shared.array(temp_bytes, np.uint8, alignment=16)
+        tile_slot = cuda.shared.array(1, np.int32)
+        loaded = loaded_arrays()
+        items = item_arrays()
+        tile = claim_tile(status, (n + tile_size - 1) // tile_size, tile_slot)
+        base = tile * tile_size
+        valid = min(n - base, tile_size)
+        load(d_in, loaded, base, valid, temp)
+        # the thread's items, converted, and their combination in order
+        partial = convert(read(loaded, 0))
+        write(items, 0, partial)
+        for i in range(1, n_items):
+            value = convert(read(loaded, i))
+            write(items, i, value)
+            partial = convert(op(partial, value))
+        # the combination of the items before the thread's (the tile's prefix first)
+        if tile == 0 and not has_initial:  # (an inclusive scan's first tile: nothing before it)
+            running, aggregate = coop.block.exclusive_scan(partial, op, threads=threads, algorithm=algorithm,
+                                                           return_aggregate=True, temp_storage=temp)
+            if cuda.threadIdx.x == 0:
+                publish(status, aggregates, inclusives, tile, epoch, INCLUSIVE, aggregate)
+        else:
+            state = (status, aggregates, inclusives, tile, epoch, initial)
+            running = coop.block.exclusive_scan(partial, op, prefix_op=prefix, prefix_state=state, threads=threads,
+                                                algorithm=algorithm, temp_storage=temp)
+        seeded = tile != 0 or has_initial or cuda.threadIdx.x != 0  # (else thread 0's ``running`` is unset)
+        for i in range(n_items):
+            value = read(items, i)
+            if exclusive:
+                write(items, i, running)
+                running = convert(op(running, value))
+            else:
+                running = convert(op(running, value)) if seeded or i > 0 else value
+                write(items, i, running)
+        store(d_out, items, base, valid, temp)
+
+    return scan_kernel, tile_size
+
+
+_SCANS_INSTEAD_OF_SUMS = {"inclusive_sum": "inclusive_scan", "exclusive_sum": "exclusive_scan"}
+
+
 def _scan(function, d_in, d_out, op, initial, exclusive, stream):
-    d_in = device_array(function, "d_in", d_in)
-    d_out = device_array(function, "d_out", d_out)
-    n = d_in.size
-    check_length(function, "d_out", d_out, n)
+    zipped = is_zipped(d_in, d_out)
+    if zipped:  # tuple values
+        d_in, d_out, n = zipped_arrays(function, d_in, d_out, instead=_SCANS_INSTEAD_OF_SUMS.get(function))
+    else:
+        d_in = device_array(function, "d_in", d_in)
+        d_out = device_array(function, "d_out", d_out)
+        n = d_in.size
+        check_length(function, "d_out", d_out, n)
     op = device_operator(function, "op", op)
     stream = launch_stream(stream)
     if exclusive and initial is None:
         raise ValueError(f"coop.device.{function}: initial is required (the value d_out[0] receives, CUB's "
                          "init_value)")
+    value_type = value_dtype(d_out)
+    has_initial = initial is not None
+    if zipped:
+        seed = host_value(function, "initial", initial if has_initial else (0,) * len(d_out), value_type)
+        kernels = _tuple_scan_kernel
+    else:
+        seed = host_value(function, "initial", initial if has_initial else 0, value_type)
+        kernels = _scan_kernel
     if n == 0:
         return
-    value_type = d_out.dtype
-    has_initial = initial is not None
-    scan_kernel, tile_size = _scan_kernel(op, d_in.dtype, value_type, exclusive, has_initial)
+    scan_kernel, tile_size = kernels(op, value_dtype(d_in), value_type, exclusive, has_initial)
     tiles = -(-n // tile_size)
     states = TileStates(tiles, value_type, stream)
-    scan_kernel[tiles, THREADS, stream](d_in, d_out, n, *states.arrays, states.epoch,
-                                        value_type.type(initial if has_initial else 0))
+    launch(scan_kernel, tiles, THREADS, stream, d_in, d_out, n, *states.arrays, states.epoch, seed)
 
 
 @documented
@@ -106,16 +195,20 @@ def inclusive_scan(d_in, d_out, op, initial=None, stream=None):
 
     Parameters
     ----------
-    d_in : device array
+    d_in : device array or tuple of device arrays
         The values, may be empty:
         {device_array}
-    d_out : device array
+        Or tuple values: a tuple of such arrays of one length, item ``i`` being
+        ``(d_in[0][i], d_in[1][i], ...)`` (as CUB's zip iterator gives them).
+    d_out : device array or tuple of device arrays
         At least as long as ``d_in``; may be ``d_in`` itself. Its dtype is the type the
-        values are converted to and combined in.
+        values are converted to and combined in. For tuple values, a tuple of as many
+        arrays (each at least as long), whose dtypes are the members' types.
     op : operator
         {device_operator}
-    initial : scalar, optional
-        Combined before the first value.
+        For tuple values it takes and returns tuples.
+    initial : scalar or tuple, optional
+        Combined before the first value (for tuple values, a tuple).
     stream : stream, optional
         {device_stream}
 
@@ -126,16 +219,26 @@ def inclusive_scan(d_in, d_out, op, initial=None, stream=None):
 
     Example
     -------
-    A running maximum::
+    A segmented running sum, as a scan of ``(head flag, value)`` pairs: a flag of 1
+    starts a new segment. The operator is associative but not commutative::
 
         import numpy as np
         import coop
         from numba import cuda
 
-        x = np.random.default_rng(3).integers(0, 10**6, 5000).astype(np.int32)
-        d_out = cuda.device_array_like(x)
-        coop.device.inclusive_scan(cuda.to_device(x), d_out, lambda a, b: max(a, b))
-        assert (d_out.copy_to_host() == np.maximum.accumulate(x)).all()
+        @cuda.jit(device=True)
+        def segmented_sum(a, b):  # b's segment restarts the sum if b starts one
+            return a[0] | b[0], b[1] if b[0] else a[1] + b[1]
+
+        rng = np.random.default_rng(3)
+        flags = (rng.random(2000) < 0.02).astype(np.int32)
+        x = rng.integers(0, 100, 2000).astype(np.int32)
+        d_flags, d_sums = cuda.device_array_like(flags), cuda.device_array_like(x)
+        coop.device.inclusive_scan((cuda.to_device(flags), cuda.to_device(x)), (d_flags, d_sums),
+                                   segmented_sum)
+        total = np.cumsum(x)
+        start = np.maximum.accumulate(np.where(flags == 1, np.arange(x.size), 0))  # each segment's first
+        assert (d_sums.copy_to_host() == total - total[start] + x[start]).all()
     """
     _scan("inclusive_scan", d_in, d_out, op, initial, False, stream)
 
@@ -149,8 +252,10 @@ def exclusive_scan(d_in, d_out, op, initial, stream=None):
     Parameters
     ----------
     d_in, d_out, op, stream : as in ``coop.device.inclusive_scan``
-    initial : scalar
-        ``d_out[0]``, combined before the first value (required).
+        Tuples of arrays for tuple values.
+    initial : scalar or tuple
+        ``d_out[0]``, combined before the first value (required; for tuple values, a
+        tuple: ``d_out[k][0]`` receives ``initial[k]``).
 
     Returns
     -------

@@ -16,7 +16,7 @@ from numba import cuda
 import coop
 from coop._core.backend import SIMULATOR
 from coop.device._tiles import BLOCK_THREADS, items_per_thread
-from coop.device._host import check_length, device_array, device_operator, documented, launch_stream
+from coop.device._host import check_length, device_array, device_operator, documented, launch, launch_stream
 
 __all__ = ["segmented_reduce"]
 
@@ -115,4 +115,4 @@ def segmented_reduce(d_in, d_out, offsets, op, initial, stream=None):
     stream = launch_stream(stream)
     if segments:
         kernel = _segment_kernel(op, d_in.dtype, d_out.dtype)
-        kernel[segments, THREADS, stream](d_in, d_out, offsets, d_out.dtype.type(initial))
+        launch(kernel, segments, THREADS, stream, d_in, d_out, offsets, d_out.dtype.type(initial))

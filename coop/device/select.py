@@ -21,7 +21,8 @@ from numba import cuda
 import coop
 from coop._core.backend import SIMULATOR
 from coop._core.constants import without_dead_branches
-from coop.device._host import check_length, device_array, device_operator, documented, fill_zero, launch_stream, temporary
+from coop.device._host import (check_length, device_array, device_operator, documented, fill_zero, launch, launch_stream,
+                               temporary)
 from coop.device._tiles import BLOCK_THREADS, items_per_thread, tile_loader
 from coop.device._lookback import TileStates, claim_tile, tile_prefix
 
@@ -112,7 +113,7 @@ def _select(function, d_in, flags, d_out, predicate, partition, stream):
         tiles = -(-n // tile_size)
         states = TileStates(tiles, count_type, stream)
         flag_array = flags if flags is not None else d_in  # (unused without flags)
-        kernel[tiles, THREADS, stream](d_in, flag_array, d_out, count, n, *states.arrays, states.epoch)
+        launch(kernel, tiles, THREADS, stream, d_in, flag_array, d_out, count, n, *states.arrays, states.epoch)
     else:
         fill_zero(count, 1, stream)
     return int(count.copy_to_host(stream=stream)[0])

@@ -1,0 +1,361 @@
+"""Device-wide radix sort (CUB's DeviceRadixSort, Onesweep: Adinets and Merrill, "Onesweep:
+A Faster Least Significant Digit Radix Sort for GPUs", 2022): ``radix_sort(d_keys,
+d_values=None, descending=False, begin_bit=0, end_bit=None)``, in place.
+
+Keys are sorted by their ordered bits (``coop._core.radix``: signed integers with the
+sign bit flipped, floats so that -0.0 and +0.0 sort as equal and NaNs by their bits), 8
+bits a pass, least significant digit first, each pass stable. A sort of ``P`` passes is
+``P + 1`` kernels:
+
+1. The upsweep (``_histogram_kernel``): every block counts its tiles' digits of every
+   pass into shared counters (``coop.block.histogram``, "atomic") and adds them to
+   global ones; the last block to finish (a thread fence and an atomic counter, as
+   ``coop.device.reduce``'s) turns each pass's counts into the digits' first output
+   positions (``coop.block.exclusive_sum``) and zeroes the counts for the next call.
+2. One scatter kernel a pass (``_onesweep_kernel``), one tile per block in claiming
+   order (``coop.device._lookback.claim_tile``): the block loads its keys warp-striped
+   (``coop.block.load``, "warp_striped"), ranks them by the pass's digit
+   (``coop.block.radix_rank``, "match": stable for warp-striped keys), and learns, per
+   digit, how many keys of that digit the tiles before it hold, by a decoupled look-back
+   per digit (each thread looks back for its digits; a tile publishes its own count, then
+   its inclusive count, with ``coop.device._lookback.tile_access``). The keys are then
+   rearranged into rank order (``coop.block.exchange.scatter_to_striped``) and each is
+   written at its digit's first position plus the keys of its digit before it, read
+   coalesced from shared memory as CUB's ScatterKeysGlobalDirect; values follow the same
+   ranks.
+
+The passes alternate between the caller's arrays and temporary ones; an odd number of
+passes ends with a copy back. A bit range whose width is not a multiple of 8 ends with a
+pass over the range's last 8 bits, overlapping the pass before (sorting stably again by
+bits already in order changes nothing): the passes are always 8-bit digits but for
+ranges narrower than 8 bits. The last tile is padded with keys of the largest digit in
+the sort's order, which rank after the real keys and are not written.
+"""
+
+import functools
+
+import numpy as np
+from numba import cuda
+from numba.cuda.np.numpy_support import from_dtype
+
+import coop
+from coop._core import radix
+from coop._core.backend import SIMULATOR
+from coop._core.constants import without_dead_branches
+from coop.device._host import (check_length, device_array, documented, fill_zero, launch, launch_stream,
+                               resident_blocks, temporary, temporary_with_state)
+from coop.device._lookback import AGGREGATE, INCLUSIVE, TileStates, claim_tile, tile_access
+from coop.device._tiles import BLOCK_THREADS
+
+__all__ = ["radix_sort"]
+
+RADIX_BITS = 8
+DIGITS = 1 << RADIX_BITS
+# CUB's SM90 Onesweep tuning for 4-byte keys: 384 threads of 20 keys (23 with values).
+# Each thread looks back for DIGITS / THREADS digits (at least one; 8 on the simulator).
+SORT_THREADS = 32 if SIMULATOR else 384
+KEYS_PER_THREAD = 3 if SIMULATOR else 20
+PAIRS_PER_THREAD = 3 if SIMULATOR else 23
+EXCHANGE_BYTES = 40 * 1024  # (the key or value exchange; with the ranking's counters, under 48 KiB)
+RANKING = "match_early_counts"  # (stable for warp-striped keys, as the loads leave them)
+HISTOGRAM_THREADS = BLOCK_THREADS
+HISTOGRAM_ITEMS = 2 if SIMULATOR else 16
+MAX_ITEMS = 2**31 - 1  # (digit counts and positions are 32-bit)
+
+
+def _passes(begin_bit, end_bit):
+    """``(digit_bits, passes)`` for the bit range: pass ``p`` sorts by the digit of
+    ``digit_bits`` bits from ``pass_begin(p, begin_bit, end_bit, digit_bits)``."""
+    bits = end_bit - begin_bit
+    return min(RADIX_BITS, bits), -(-bits // RADIX_BITS)
+
+
+def _pass_begin(p, begin_bit, end_bit, digit_bits):
+    return min(begin_bit + RADIX_BITS * p, end_bit - digit_bits)
+
+
+pass_begin = cuda.jit(device=True)(_pass_begin)
+
+
+def _items_per_thread(key_dtype, value_dtype):
+    n = KEYS_PER_THREAD if value_dtype is None else PAIRS_PER_THREAD
+    widest = max(np.dtype(key_dtype).itemsize, np.dtype(key_dtype if value_dtype is None else value_dtype).itemsize)
+    return max(1, min(n, EXCHANGE_BYTES // (SORT_THREADS * widest)))
+
+
+@functools.lru_cache(maxsize=None)
+def _histogram_kernel(key_dtype, passes, digit_bits, descending):
+    """Counts of every pass's digits (``passes`` passes of ``digit_bits`` bits) in
+    ``counts``, and from them each digit's first output position, ``positions[p * DIGITS
+    + r]`` for the digit ranked ``r`` (``d``, or ``2**digit_bits - 1 - d`` descending).
+    ``counts[passes * DIGITS]`` counts the blocks that have finished."""
+    key_type = from_dtype(np.dtype(key_dtype))
+    to_ordered, digit_of = radix.to_ordered(key_type), radix.digit(key_type)
+    threads, n_items = HISTOGRAM_THREADS, HISTOGRAM_ITEMS
+    tile_size = threads * n_items
+    bins_per_thread = DIGITS // threads  # (a thread's digits in the last block's scan)
+    digits = 1 << digit_bits
+
+    def histogram_kernel(keys, n, begin_bit, end_bit, counts, positions):
+        counters = cuda.shared.array(passes * DIGITS, np.int32)
+        last = cuda.shared.array(1, np.int32)
+        loaded = cuda.local.array(n_items, key_type)
+        digit = cuda.local.array(n_items, np.int32)
+        rank = cuda.threadIdx.x
+        for i in range(passes * bins_per_thread):
+            counters[i * threads + rank] = 0
+        cuda.syncthreads()
+        for base in range(cuda.blockIdx.x * tile_size, n, cuda.gridDim.x * tile_size):
+            valid = min(n - base, tile_size)
+            if valid == tile_size:
+                coop.block.load(keys[base:], loaded, threads=threads, items_per_thread=n_items, algorithm="striped")
+            else:
+                coop.block.load(keys[base:], loaded, threads=threads, items_per_thread=n_items, algorithm="striped",
+                                valid_items=valid)
+            for p in range(passes):
+                begin = pass_begin(p, begin_bit, end_bit, digit_bits)
+                for i in range(n_items):
+                    value = digit_of(to_ordered(loaded[i]), begin, digit_bits)
+                    digit[i] = (digits - 1 - value) if descending else value
+                    if valid != tile_size and rank + i * threads >= valid:
+                        digit[i] = DIGITS  # (past the end: not counted)
+                coop.block.histogram(digit, counters[p * DIGITS:], DIGITS, threads=threads, items_per_thread=n_items,
+                                     algorithm="atomic", accumulate=True)
+        cuda.syncthreads()
+        for i in range(passes * bins_per_thread):
+            count = counters[i * threads + rank]
+            if count:
+                cuda.atomic.add(counts, i * threads + rank, count)
+        # The last block to finish turns the counts into first positions: the fence
+        # orders this block's additions before its arrival at the counter.
+        cuda.threadfence()
+        cuda.syncthreads()
+        if rank == 0:
+            last[0] = cuda.atomic.add(counts, passes * DIGITS, 1) == cuda.gridDim.x - 1
+        cuda.syncthreads()
+        if last[0]:
+            cuda.threadfence()
+            held = cuda.local.array(bins_per_thread, np.int32)
+            for p in range(passes):
+                # thread r holds the digits ranked r*B .. r*B+B-1 (in the sort's order)
+                for i in range(bins_per_thread):
+                    ranked = rank * bins_per_thread + i
+                    held[i] = counts[p * DIGITS + ranked]
+                coop.block.exclusive_sum(held, output=held, threads=threads)
+                for i in range(bins_per_thread):
+                    ranked = rank * bins_per_thread + i
+                    positions[p * DIGITS + ranked] = held[i]
+                    counts[p * DIGITS + ranked] = 0
+            if rank == 0:
+                counts[passes * DIGITS] = 0
+
+    return cuda.jit(without_dead_branches(histogram_kernel)), tile_size
+
+
+@functools.lru_cache(maxsize=None)
+def _onesweep_kernel(key_dtype, value_dtype, digit_bits, descending):
+    """One pass: keys (and values) of ``keys_in`` scattered to ``keys_out`` in the order
+    of their ``digit_bits``-bit digit from bit ``begin_bit``, stably."""
+    key_type = from_dtype(np.dtype(key_dtype))
+    with_values = value_dtype is not None
+    value_type = from_dtype(np.dtype(key_dtype if value_dtype is None else value_dtype))
+    to_ordered, from_ordered, digit_of = radix.to_ordered(key_type), radix.from_ordered(key_type), radix.digit(key_type)
+    threads, n_items = SORT_THREADS, _items_per_thread(key_dtype, value_dtype)
+    tile_size = threads * n_items
+    digits = 1 << digit_bits
+    tracked = max(1, -(-digits // threads))  # (the digits a thread looks back for: radix_rank's)
+    # the last tile's padding: the largest ordered bits (ascending) or the smallest
+    bits_dtype = np.dtype("uint%d" % radix.key_bits(key_type))
+    padding_bits = bits_dtype.type(0 if descending else np.iinfo(bits_dtype).max)
+    temp_bytes = max(
+        coop.block.radix_rank.temp_storage_bytes(key_type, threads, digit_bits, algorithm=RANKING),
+        coop.block.exchange.scatter_to_striped.temp_storage_bytes(key_type, threads, n_items),
+        coop.block.exchange.scatter_to_striped.temp_storage_bytes(value_type, threads, n_items) if with_values else 0,
+    )
+    publish, read = tile_access(np.uint32)
+
+    @cuda.jit(device=True)
+    def publish_counts(state, counts):
+        # the ranking's counts callback: the tile's count of each digit, published before
+        # its keys are ranked (the first tile's counts are already inclusive)
+        status, tile, epoch = state
+        for j in range(tracked):
+            d = cuda.threadIdx.x * tracked + j
+            if d < digits:
+                publish(status, status, status, tile * DIGITS + d, epoch, INCLUSIVE if tile == 0 else AGGREGATE,
+                        counts[j])
+
+    def onesweep_kernel(keys_in, keys_out, values_in, values_out, n, positions, first_position, begin_bit, status,
+                        epoch):
+        temp = cuda.shared.array(temp_bytes, np.uint8, alignment=16)
+        tile_slot = cuda.shared.array(1, np.int32)
+        offset_of_digit = cuda.shared.array(DIGITS, np.int32)  # output position - tile position
+        keys = cuda.local.array(n_items, key_type)
+        ranks = cuda.local.array(n_items, np.int32)
+        digit_prefix = cuda.local.array(tracked, np.int32)
+        counts = cuda.local.array(tracked, np.uint32)
+        digit = cuda.local.array(n_items, np.int32)
+        tile = claim_tile(status, (n + tile_size - 1) // tile_size, tile_slot)
+        base = tile * tile_size
+        valid = min(n - base, tile_size)
+        rank = cuda.threadIdx.x
+        if valid == tile_size:
+            coop.block.load(keys_in[base:], keys, threads=threads, items_per_thread=n_items, algorithm="warp_striped")
+        else:
+            coop.block.load(keys_in[base:], keys, threads=threads, items_per_thread=n_items, algorithm="warp_striped",
+                            valid_items=valid, oob_default=from_ordered(padding_bits))
+        coop.block.radix_rank(keys, ranks, begin_bit, digit_bits, threads=threads, items_per_thread=n_items,
+                              descending=descending, algorithm=RANKING, exclusive_digit_prefix=digit_prefix,
+                              digit_counts=counts, counts_op=publish_counts, counts_state=(status, tile, epoch),
+                              temp_storage=temp)
+        # the look-back, digit by digit: the counts of the tiles before, back to one
+        # that has published its inclusive count
+        for j in range(tracked):
+            d = rank * tracked + j
+            if d < digits:
+                before = np.int32(0)
+                predecessor = tile - 1
+                while predecessor >= 0:
+                    flag, value = read(status, status, status, predecessor * DIGITS + d, epoch, np.uint32(0))
+                    before += np.int32(value)
+                    if flag == INCLUSIVE:
+                        break
+                    predecessor -= 1
+                if tile != 0:
+                    publish(status, status, status, tile * DIGITS + d, epoch, INCLUSIVE,
+                            np.uint32(before + counts[j]))
+                ranked = (digits - 1 - d) if descending else d
+                offset_of_digit[d] = positions[first_position + ranked] + before - digit_prefix[j]
+        coop.block.exchange.scatter_to_striped(keys, keys, ranks, threads=threads, items_per_thread=n_items,
+                                               temp_storage=temp)
+        cuda.syncthreads()  # (offset_of_digit written)
+        for i in range(n_items):
+            position = rank + i * threads
+            digit[i] = digit_of(to_ordered(keys[i]), begin_bit, digit_bits)
+            if valid == tile_size or position < valid:
+                keys_out[np.uint32(offset_of_digit[digit[i]] + position)] = keys[i]
+        if with_values:
+            values = cuda.local.array(n_items, value_type)
+            if valid == tile_size:
+                coop.block.load(values_in[base:], values, threads=threads, items_per_thread=n_items,
+                                algorithm="warp_striped")
+            else:
+                coop.block.load(values_in[base:], values, threads=threads, items_per_thread=n_items,
+                                algorithm="warp_striped", valid_items=valid)
+            cuda.syncthreads()  # (the keys' exchange has been read)
+            coop.block.exchange.scatter_to_striped(values, values, ranks, threads=threads, items_per_thread=n_items,
+                                                   temp_storage=temp)
+            for i in range(n_items):
+                position = rank + i * threads
+                if valid == tile_size or position < valid:
+                    values_out[np.uint32(offset_of_digit[digit[i]] + position)] = values[i]
+
+    # at most 80 registers: two blocks an SM, as CUB's kernel (the simulator takes no bounds)
+    jit = cuda.jit if SIMULATOR else cuda.jit(launch_bounds=(threads, 2))
+    return jit(without_dead_branches(onesweep_kernel)), tile_size
+
+
+@cuda.jit
+def _copy(src, dst, count):
+    for i in range(cuda.grid(1), count, cuda.gridsize(1)):
+        dst[i] = src[i]
+
+
+def _check_bits(name, value, low, high, key_bits):
+    if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or not low <= value <= high:
+        raise ValueError(f"coop.device.radix_sort: {name} must be an integer from {low} to {high} (the keys have "
+                         f"{key_bits} bits), got {value!r}")
+    return int(value)
+
+
+@documented
+def radix_sort(d_keys, d_values=None, descending=False, begin_bit=0, end_bit=None, stream=None):
+    """Sort ``d_keys`` in place, and ``d_values`` with them (CUB DeviceRadixSort::SortKeys,
+    SortPairs, SortKeysDescending, SortPairsDescending): stable, by the bits
+    ``begin_bit`` to ``end_bit - 1`` of the keys' ordered bits.
+
+    Parameters
+    ----------
+    d_keys : device array
+        The keys, may be empty: bool, int8-int64, uint8-uint64, float16, float32 or
+        float64. Floats sort -0.0 and +0.0 as equal (keeping their order) and NaNs by
+        their bits: positive NaNs after +inf, negative NaNs before -inf.
+        {device_array}
+    d_values : device array, optional
+        Values of any dtype, at least as long as ``d_keys``: its first ``len(d_keys)``
+        items are permuted with the keys.
+    descending : bool, default False
+        Largest keys first (equal keys still keep their order).
+    begin_bit, end_bit : int, default 0 and the keys' width
+        The bits that order the keys, ``begin_bit <= end_bit``: keys equal in them keep
+        their order (a range narrower than the keys is faster: a pass per 8 bits).
+    stream : stream, optional
+        {device_stream}
+
+    Returns
+    -------
+    None
+        {device_returns}
+
+    Example
+    -------
+    Sorting float32 keys descending, with their positions as values (an argsort)::
+
+        import numpy as np
+        import coop
+        from numba import cuda
+
+        keys = np.random.default_rng(6).normal(size=5000).astype(np.float32)
+        d_keys, d_values = cuda.to_device(keys), cuda.to_device(np.arange(keys.size, dtype=np.int32))
+        coop.device.radix_sort(d_keys, d_values, descending=True)
+        order = np.argsort(-keys, kind="stable")
+        assert (d_keys.copy_to_host() == keys[order]).all()
+        assert (d_values.copy_to_host() == order).all()
+    """
+    d_keys = device_array("radix_sort", "d_keys", d_keys)
+    n = d_keys.size
+    key_type = from_dtype(d_keys.dtype)
+    if not radix.is_key_type(key_type):
+        raise TypeError(f"coop.device.radix_sort: d_keys must hold radix keys ({radix.KEY_TYPE_NAMES}), "
+                        f"got {d_keys.dtype}")
+    if d_values is not None:
+        d_values = device_array("radix_sort", "d_values", d_values)
+        check_length("radix_sort", "d_values", d_values, n)
+    if not isinstance(descending, (bool, np.bool_)):
+        raise TypeError(f"coop.device.radix_sort: descending must be a bool, got {descending!r}")
+    key_bits = radix.key_bits(key_type)
+    end_bit = key_bits if end_bit is None else _check_bits("end_bit", end_bit, 0, key_bits, key_bits)
+    begin_bit = _check_bits("begin_bit", begin_bit, 0, end_bit, key_bits)
+    if n > MAX_ITEMS:
+        raise ValueError(f"coop.device.radix_sort: d_keys has {n} items, at most {MAX_ITEMS} are supported")
+    stream = launch_stream(stream)
+    if n <= 1 or begin_bit == end_bit:
+        return
+    descending = bool(descending)
+    digit_bits, passes = _passes(begin_bit, end_bit)
+    value_dtype = None if d_values is None else d_values.dtype
+
+    histogram, histogram_tile = _histogram_kernel(d_keys.dtype, passes, digit_bits, descending)
+    counts, state = temporary_with_state("radix_sort.counts", passes * DIGITS + 1, np.int32, stream)
+    if not state:  # (new: zeroed once; the kernel zeroes them again after use)
+        fill_zero(counts, counts.size, stream)
+        state["zeroed"] = True
+    positions = temporary("radix_sort.positions", passes * DIGITS, np.int32, stream)
+    blocks = min(-(-n // histogram_tile), resident_blocks(HISTOGRAM_THREADS))
+    launch(histogram, blocks, HISTOGRAM_THREADS, stream, d_keys, n, begin_bit, end_bit, counts, positions)
+
+    onesweep, tile_size = _onesweep_kernel(d_keys.dtype, value_dtype, digit_bits, descending)
+    tiles = -(-n // tile_size)
+    keys = [d_keys, temporary("radix_sort.keys", n, d_keys.dtype, stream)]
+    values = [d_values, temporary("radix_sort.values", n, value_dtype, stream)] if d_values is not None else keys
+    for p in range(passes):
+        source, target = p % 2, 1 - p % 2
+        begin = _pass_begin(p, begin_bit, end_bit, digit_bits)
+        states = TileStates(tiles * DIGITS, np.uint32, stream)  # (an epoch a pass)
+        launch(onesweep, tiles, SORT_THREADS, stream, keys[source], keys[target], values[source], values[target], n,
+               positions, p * DIGITS, begin, states.status, states.epoch)
+    if passes % 2:
+        blocks = min(-(-n // BLOCK_THREADS), 1024)
+        launch(_copy, blocks, BLOCK_THREADS, stream, keys[1], d_keys, n)
+        if d_values is not None:
+            launch(_copy, blocks, BLOCK_THREADS, stream, values[1], d_values, n)
