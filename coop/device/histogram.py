@@ -2,7 +2,7 @@
 ``histogram_even(d_samples, d_histogram, bins, lower, upper)``.
 
 One kernel over a grid that fills the GPU once: each block loads tile after tile
-(``coop.block.load``, "warp_transpose"), maps each sample to its bin, counts the tile
+(``coop.block.load``, "striped"), maps each sample to its bin, counts the tile
 into the block's shared counters (``coop.block.histogram``, "atomic", accumulating), and
 at the end adds its counters to ``d_histogram`` with one atomic add per bin. With more
 bins than fit shared memory, the blocks count into ``d_histogram`` directly.
@@ -37,11 +37,9 @@ def _histogram_kernel(sample_dtype, counter_dtype, bins):
     # bin positions in float32 where it holds every sample exactly, else float64
     narrow = sample_type.itemsize <= (4 if sample_type.kind == "f" else 2)
     position_type = np.float32 if narrow else np.float64
-    load_bytes = coop.block.load.temp_storage_bytes(sample_type, THREADS, n_items, algorithm="warp_transpose")
     steps, exact = striped_steps(bins, THREADS)
 
     def histogram_kernel(d_samples, n, d_histogram, lower, scale):
-        temp = cuda.shared.array(load_bytes, np.uint8, alignment=16)
         counters = cuda.shared.array(bins if shared else 1, counter_type)
         samples = cuda.local.array(n_items, sample_type)
         indices = cuda.local.array(n_items, np.int32)
@@ -52,11 +50,16 @@ def _histogram_kernel(sample_dtype, counter_dtype, bins):
                     counters[rank + k * THREADS] = 0
         for base in range(cuda.blockIdx.x * tile_size, n, cuda.gridDim.x * tile_size):
             valid = min(n - base, tile_size)
-            coop.block.load(d_samples[base:], samples, threads=THREADS, items_per_thread=n_items,
-                            algorithm="warp_transpose", valid_items=valid, temp_storage=temp)
+            # (striped: coalesced, and no exchange, as the order of the samples is free)
+            if valid == tile_size:
+                coop.block.load(d_samples[base:], samples, threads=THREADS, items_per_thread=n_items,
+                                algorithm="striped")
+            else:
+                coop.block.load(d_samples[base:], samples, threads=THREADS, items_per_thread=n_items,
+                                algorithm="striped", valid_items=valid)
             for i in range(n_items):
                 indices[i] = -1  # (not counted: outside [lower, upper), or past the tile's end)
-                if rank * n_items + i < valid:
+                if valid == tile_size or rank + i * THREADS < valid:
                     position = (position_type(samples[i]) - lower) * scale
                     if position >= 0 and position < bins:
                         indices[i] = min(np.int32(position), bins - 1)

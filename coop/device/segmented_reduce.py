@@ -2,7 +2,8 @@
 ``segmented_reduce(d_in, d_out, offsets, op, initial)``.
 
 One block per segment (as CUB's): the block loads its segment tile by tile
-(``coop.block.load``, blocked, the last tile partial), reduces each tile with
+(``coop.block.load``, blocked: "vectorize" for whole tiles, "warp_transpose" for the last,
+partial one), reduces each tile with
 ``coop.block.reduce`` and folds the tiles in order after ``initial``; thread 0 writes the
 result. Values are converted to ``d_out``'s dtype as they are loaded and combined in it;
 ``op`` needs to be associative only.
@@ -21,7 +22,7 @@ from coop.device._host import check_length, device_array, device_operator, docum
 __all__ = ["segmented_reduce"]
 
 THREADS = BLOCK_THREADS
-TILE_BYTES_PER_THREAD = 16 if SIMULATOR else 32
+TILE_BYTES_PER_THREAD = 16  # (4-byte values: tiles of 1024, one 16-byte load a thread)
 
 
 @functools.lru_cache(maxsize=None)
@@ -42,11 +43,18 @@ def _segment_kernel(op, in_dtype, dtype):
         running = initial
         for base in range(begin, end, tile_size):
             valid = min(end - base, tile_size)
-            coop.block.load(d_in[base:], loaded, threads=THREADS, items_per_thread=n_items,
-                            algorithm="warp_transpose", valid_items=valid, temp_storage=temp)
+            if valid == tile_size:  # (vector loads where the tile is aligned to them)
+                coop.block.load(d_in[base:], loaded, threads=THREADS, items_per_thread=n_items,
+                                algorithm="vectorize")
+            else:
+                coop.block.load(d_in[base:], loaded, threads=THREADS, items_per_thread=n_items,
+                                algorithm="warp_transpose", valid_items=valid, temp_storage=temp)
             for i in range(n_items):
                 items[i] = loaded[i]  # (converted; a copy the compiler removes)
-            total = coop.block.reduce(items, op, valid_items=valid, threads=THREADS, temp_storage=temp)
+            if valid == tile_size:
+                total = coop.block.reduce(items, op, threads=THREADS, temp_storage=temp)
+            else:
+                total = coop.block.reduce(items, op, valid_items=valid, threads=THREADS, temp_storage=temp)
             running = op(running, total)
         if cuda.threadIdx.x == 0:
             d_out[segment] = running

@@ -7,7 +7,8 @@ One kernel, one tile per block, in claiming order: a block loads its tile
 exclusive sum of the counts over the block, seeded by the decoupled look-back
 (``coop.device._lookback.tile_prefix``: the selected items of every tile before it),
 gives each thread the output position of its first selected item; each thread then
-writes its selected items there, in order. A partition writes the rejected items too,
+puts its selected items in order in shared memory, from where the block writes them to
+``d_out`` coalesced (consecutive threads, consecutive items). A partition writes the rejected items too,
 from the end of ``d_out`` backwards (CUB's DevicePartition::If: the selected in input
 order at the front, the rejected in reverse input order at the back). The last tile's
 block writes the count.
@@ -52,7 +53,9 @@ def _select_kernel(predicate, in_dtype, flag_dtype, count_dtype, partition):
 
     def select_kernel(d_in, flags, d_out, count, n, status, aggregates, inclusives, epoch):
         temp = cuda.shared.array(temp_bytes, np.uint8, alignment=16)
+        compacted = cuda.shared.array(tile_size, in_type)
         tile_slot = cuda.shared.array(1, np.int32)
+        tile_span = cuda.shared.array(2, count_type)
         items = cuda.local.array(n_items, in_type)
         chosen = cuda.local.array(n_items, flag_type)
         tile = claim_tile(status, (n + tile_size - 1) // tile_size, tile_slot)
@@ -74,16 +77,30 @@ def _select_kernel(predicate, in_dtype, flag_dtype, count_dtype, partition):
         state = (status, aggregates, inclusives, tile, epoch, zero)
         before = coop.block.exclusive_sum(selected, prefix_op=prefix, prefix_state=state, threads=THREADS,
                                           temp_storage=temp)
+        # The tile's selected items are compacted in shared memory, then written with
+        # consecutive threads on consecutive items (CUB's two-phase scatter).
+        rank = cuda.threadIdx.x
+        if rank == 0:
+            tile_span[0] = before
+        if rank == THREADS - 1:
+            tile_span[1] = before + selected
+        cuda.syncthreads()
+        start, end = tile_span[0], tile_span[1]
         position = before
         for i in range(n_items):
             if chosen[i]:
-                d_out[position] = items[i]
+                compacted[position - start] = items[i]
                 position += 1
             elif partition and first + i < valid:
                 # rejected: the (base + first + i - position)-th rejected item so far
                 d_out[n - 1 - (base + first + i - position)] = items[i]
-        if base + valid == n and cuda.threadIdx.x == THREADS - 1:
-            count[0] = position
+        cuda.syncthreads()
+        for i in range(n_items):
+            slot = rank + i * THREADS
+            if slot < end - start:
+                d_out[start + slot] = compacted[slot]
+        if base + valid == n and rank == THREADS - 1:
+            count[0] = end
 
     return cuda.jit(without_dead_branches(select_kernel)), tile_size
 
