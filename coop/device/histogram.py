@@ -23,7 +23,7 @@ from coop.device._host import device_array, documented, fill_zero, launch, launc
 __all__ = ["histogram_even"]
 
 THREADS = BLOCK_THREADS
-TILE_BYTES_PER_THREAD = 16 if SIMULATOR else 32
+TILE_BYTES_PER_THREAD = 16 if SIMULATOR else 64  # (measured on an H100, 2^28 samples: 32 is 5% slower)
 SHARED_BINS = 4096  # (16 KiB of 4-byte counters: two blocks of 256 threads per SM still fit)
 COUNTER_TYPES = (np.int32, np.uint32, np.int64, np.uint64)
 

@@ -15,10 +15,11 @@ bits a pass, least significant digit first, each pass stable. A sort of ``P`` pa
 2. One scatter kernel a pass (``_onesweep_kernel``), one tile per block in claiming
    order (``coop.device._lookback.claim_tile``): the block loads its keys warp-striped
    (``coop.block.load``, "warp_striped"), ranks them by the pass's digit
-   (``coop.block.radix_rank``, "match": stable for warp-striped keys), and learns, per
-   digit, how many keys of that digit the tiles before it hold, by a decoupled look-back
-   per digit (each thread looks back for its digits; a tile publishes its own count, then
-   its inclusive count, with ``coop.device._lookback.tile_access``). The keys are then
+   (``coop.block.radix_rank``, "match_early_counts": stable for warp-striped keys), and
+   learns, per digit, how many keys of that digit the tiles before it hold, by a
+   decoupled look-back per digit (each thread looks back for its digits; a tile publishes
+   its own counts from the ranking's counts callback, before its keys are ranked, then
+   its inclusive counts, with ``coop.device._lookback.tile_access``). The keys are then
    rearranged into rank order (``coop.block.exchange.scatter_to_striped``) and each is
    written at its digit's first position plus the keys of its digit before it, read
    coalesced from shared memory as CUB's ScatterKeysGlobalDirect; values follow the same
