@@ -8,6 +8,11 @@ as 32-bit words: 8- and 16-bit values and bools widened to one word, 64-bit valu
 split in two, complex numbers and tuples element by element. Under the simulator it is
 the simulator's shuffle, which moves any Python value.
 
+``same_bit_lanes(mask, label, bit)`` is one step of CUB's MatchAny: the lanes of ``mask``
+whose ``label`` has bit ``bit`` as the caller's does (a ballot, inverted where the
+caller's bit is clear); the lanes holding the same ``B``-bit label are the intersection
+of ``B`` of them.
+
 ``up_with_source`` is the shfl.sync.up that also returns the instruction's predicate
 (whether the source lane is in the logical warp), and ``up_sum_step`` CUB's fused scan
 step for sums: the shuffle and an add predicated on it. Both take the clamp operand
@@ -306,3 +311,36 @@ else:
             return builder.trunc(total, value_arg.type) if value_arg.type.width < 32 else total
 
         return value(mask, value), codegen
+
+
+if SIMULATOR:
+
+    def same_bit_lanes(mask, label, bit):
+        """The lanes of ``mask`` whose ``label`` has bit ``bit`` equal to the caller's."""
+        is_set = (int(label) >> int(bit)) & 1 != 0
+        ones = int(cuda.ballot_sync(mask, is_set)) & FULL_MASK
+        return np.uint32(ones if is_set else ~ones & FULL_MASK)
+
+else:
+
+    @intrinsic
+    def same_bit_lanes(typingctx, mask, label, bit):
+        """The lanes of ``mask`` whose ``label`` has bit ``bit`` equal to the caller's:
+        CUB's MatchAny step, one ``vote.sync.ballot`` and a predicated ``not`` (in PTX, as
+        CUB writes it: NVVM would test the bit twice and select)."""
+        if not all(isinstance(types.unliteral(t), types.Integer) for t in (mask, label, bit)):
+            return None
+
+        def codegen(context, builder, sig, args):
+            i32 = ir.IntType(32)
+            mask32 = _word32(builder, args[0], signed=False)
+            label32 = _word32(builder, args[1], signed=False)
+            bit32 = builder.shl(ir.Constant(i32, 1), _word32(builder, args[2], signed=False))
+            fnty = ir.FunctionType(i32, (i32, i32, i32))
+            return builder.asm(
+                fnty,
+                "{ .reg .pred p; and.b32 $0, $1, $2; setp.ne.u32 p, $0, 0; vote.sync.ballot.b32 $0, p, $3; "
+                "@!p not.b32 $0, $0; }",
+                "=r,r,r,r", (label32, bit32, mask32), True)
+
+        return types.uint32(mask, label, bit), codegen

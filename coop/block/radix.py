@@ -48,7 +48,7 @@ from coop._core.items import items_or_tuple
 from coop._core.misuse import size_check
 from coop._core.scratch import (Region, Struct, Union, atomic_add, block_rank, load_pair, loader, storage, store,
                                 store_pair, striped_steps)
-from coop._core.shuffle import IDX, shuffler
+from coop._core.shuffle import IDX, same_bit_lanes, shuffler
 from coop._core.specialize import Signature, device_function, is_none, primitive
 from coop._core.values import check_dtype, value_type_of
 from coop.block.exchange import exchange_layout, exchanger
@@ -313,8 +313,7 @@ def digit_matcher(radix_bits):
     def peers(lanes, digit):
         same = U32(lanes)
         for bit in range(radix_bits):
-            ones = U32(cuda.ballot_sync(lanes, (digit >> bit) & 1 != 0))
-            same = U32(same & (ones if (digit >> bit) & 1 != 0 else ~ones))
+            same = U32(same & same_bit_lanes(lanes, digit, bit))
         return same
 
     return device_function(peers)

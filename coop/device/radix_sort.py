@@ -198,7 +198,7 @@ def _onesweep_kernel(key_dtype, value_dtype, digit_bits, descending):
         ranks = cuda.local.array(n_items, np.int32)
         digit_prefix = cuda.local.array(tracked, np.int32)
         counts = cuda.local.array(tracked, np.uint32)
-        digit = cuda.local.array(n_items, np.int32)
+        digit = cuda.local.array(n_items, np.uint32)
         tile = claim_tile(status, (n + tile_size - 1) // tile_size, tile_slot)
         base = tile * tile_size
         valid = min(n - base, tile_size)
@@ -234,7 +234,7 @@ def _onesweep_kernel(key_dtype, value_dtype, digit_bits, descending):
                                                temp_storage=temp)
         cuda.syncthreads()  # (offset_of_digit written)
         for i in range(n_items):
-            position = rank + i * threads
+            position = np.uint32(rank + i * threads)
             digit[i] = digit_of(to_ordered(keys[i]), begin_bit, digit_bits)
             if valid == tile_size or position < valid:
                 keys_out[np.uint32(offset_of_digit[digit[i]] + position)] = keys[i]
@@ -250,7 +250,7 @@ def _onesweep_kernel(key_dtype, value_dtype, digit_bits, descending):
             coop.block.exchange.scatter_to_striped(values, values, ranks, threads=threads, items_per_thread=n_items,
                                                    temp_storage=temp)
             for i in range(n_items):
-                position = rank + i * threads
+                position = np.uint32(rank + i * threads)
                 if valid == tile_size or position < valid:
                     values_out[np.uint32(offset_of_digit[digit[i]] + position)] = values[i]
 

@@ -71,7 +71,7 @@ def _select_kernel(predicate, in_dtype, flag_dtype, count_dtype, partition):
                 keep = chosen[i] != 0
             else:
                 keep = predicate(items[i])
-            keep = keep and first + i < valid
+            keep = keep and (valid == tile_size or first + i < valid)
             chosen[i] = keep
             selected = count_type.type(selected + keep)  # (Numba would widen an int32 sum to int64)
         state = (status, aggregates, inclusives, tile, epoch, zero)
@@ -91,7 +91,7 @@ def _select_kernel(predicate, in_dtype, flag_dtype, count_dtype, partition):
             if chosen[i]:
                 compacted[position - start] = items[i]
                 position += 1
-            elif partition and first + i < valid:
+            elif partition and (valid == tile_size or first + i < valid):
                 # rejected: the (base + first + i - position)-th rejected item so far
                 d_out[n - 1 - (base + first + i - position)] = items[i]
         cuda.syncthreads()
