@@ -323,14 +323,47 @@ for _name, _threads, _n, _values, _descending, _striped in (
     case(f"radix_sort-{_name}-{_threads}x{_n}", (_nb_type[::1], _nb_type[::1]))(
         radix_sort_kernel(_np_dtype, _threads, _n, _values, _descending, _striped)
     )
-for _algorithm in ("memoize", "basic", "match"):
+for _algorithm in ("memoize", "basic", "match", "match_early_counts"):
     case(f"radix_rank-{_algorithm}", (types.int32[::1], types.int32[::1]))(
         radix_rank_kernel(np.int32, 128, 4, _algorithm)
     )
-# a partial last warp (of a 2-D block of 48): its lanes' mask for match_any_sync and syncwarp
-case("radix_rank-match-16x3-threads", (types.int32[::1], types.int32[::1]))(
-    radix_rank_kernel(np.int32, (16, 3), 4, "match")
-)
+# a partial last warp (of a 2-D block of 48): its lanes' mask for the ballots and syncwarp
+for _algorithm in ("match", "match_early_counts"):
+    case(f"radix_rank-{_algorithm}-16x3-threads", (types.int32[::1], types.int32[::1]))(
+        radix_rank_kernel(np.int32, (16, 3), 4, _algorithm)
+    )
+
+
+@cuda.jit(device=True)
+def _record_counts(state, counts):
+    out, = state
+    out[cuda.threadIdx.x] = counts[0]
+
+
+@case("radix_rank-match_early_counts-counts", (types.uint32[::1], types.uint32[::1]))
+def radix_rank_counts(x, out):
+    """Onesweep's use: 8-bit digits of 384 x 20 keys, digit counts and the counts callback."""
+    keys = cuda.local.array(20, np.uint32)
+    ranks = cuda.local.array(20, np.int32)
+    prefix = cuda.local.array(1, np.int32)
+    counts = cuda.local.array(1, np.uint32)
+    for j in range(20):
+        keys[j] = x[cuda.threadIdx.x * 20 + j]
+    coop.block.radix_rank(keys, ranks, 8, 8, threads=384, items_per_thread=20, algorithm="match_early_counts",
+                          exclusive_digit_prefix=prefix, digit_counts=counts, counts_op=_record_counts,
+                          counts_state=(out,))
+    for j in range(20):
+        out[ranks[j]] = keys[j] + prefix[0] + counts[0]
+
+
+@case("load_store-int32-warp_striped-80-threads", (types.int32[::1], types.int32[::1], types.int32))
+def load_store_warp_striped(x, out, valid):
+    values = cuda.local.array(4, np.int32)
+    base = cuda.blockIdx.x * 80 * 4
+    coop.block.load(x[base:], values, threads=80, algorithm="warp_striped")
+    coop.block.store(out[base:], values, threads=80, algorithm="warp_striped")
+    coop.block.load(x[base:], values, threads=80, algorithm="warp_striped", valid_items=valid, oob_default=x[0])
+    coop.block.store(out[base:], values, threads=80, algorithm="warp_striped", valid_items=valid)
 
 
 def radix_sort_shared_kernel(dtype, threads, n):
@@ -479,7 +512,8 @@ def radix_rank_num_bits_run_time(x, out):
 @misuse(
     "radix-rank-unknown-algorithm",
     (types.int32[::1], types.int32[::1]),
-    "coop.block.radix_rank: algorithm must be one of 'memoize', 'basic', 'match'; got 'onesweep'",
+    "coop.block.radix_rank: algorithm must be one of 'memoize', 'basic', 'match', 'match_early_counts'; "
+    "got 'onesweep'",
     threads=32,
 )
 def radix_rank_unknown_algorithm(x, out):
@@ -1337,8 +1371,8 @@ for _name in ("bool", "int8", "int32", "float16", "float64", "complex128"):
 @misuse(
     "load-unknown-algorithm",
     (types.int32[::1], types.int32[::1]),
-    "coop.block.load: algorithm must be one of 'direct', 'striped', 'vectorize', 'transpose', 'warp_transpose', "
-    "'warp_transpose_timesliced'; got 'transposed'",
+    "coop.block.load: algorithm must be one of 'direct', 'striped', 'warp_striped', 'vectorize', 'transpose', "
+    "'warp_transpose', 'warp_transpose_timesliced'; got 'transposed'",
 )
 def load_unknown_algorithm(x, out):
     values = cuda.local.array(4, np.int32)
