@@ -6,16 +6,22 @@ A primitive written in terms of ``read(items, i)`` (the value at item ``i``: a s
 or a tuple of the members' items) and ``write(items, i, value)`` handles both with one
 implementation: what it compares, shuffles or scatters is a value, and coop's scratch
 and shuffles take tuple values.
+
+``local_arrays(count, dtypes)`` gives ``allocate()``, which makes a tuple of
+``cuda.local.array(count, dtype)``, one per dtype: the items of a tile of tuples of
+different types (Numba has no loop over the members of such a tuple, and a device
+function may not return an array it makes).
 """
 
 import functools
 
+import numpy as np
 from numba.cuda import types
 
-from coop._core.backend import device_function
+from coop._core.backend import SIMULATOR, device_function
 from coop._core.misuse import size_check
 
-__all__ = ["items_or_tuple", "TileItems"]
+__all__ = ["items_or_tuple", "TileItems", "accessors", "local_arrays"]
 
 
 def items_or_tuple(sig, arrays, param):
@@ -111,3 +117,36 @@ def _length_one(items):
 @device_function
 def _first_length(arrays):
     return len(arrays[0])
+
+
+def local_arrays(count, dtypes):
+    """A function ``allocate()`` returning a tuple of ``cuda.local.array(count, dtype)``,
+    one per dtype of ``dtypes``; like those, registers once the accesses are at constant
+    indices."""
+    if SIMULATOR:
+
+        def allocate():
+            # (zeroed: the items a partial tile leaves unspecified are combined, and
+            # NumPy would warn of leftover bits that make NaNs or overflow)
+            return tuple(np.zeros(count, dtype) for dtype in dtypes)
+
+        return allocate
+
+    from numba.cuda.cudadrv import nvvm
+    from numba.cuda.cudaimpl import _generic_array
+    from numba.cuda.extending import intrinsic
+    from numba.cuda.np.numpy_support import from_dtype
+
+    member_types = [from_dtype(np.dtype(dtype)) for dtype in dtypes]
+    result = types.Tuple([types.Array(member, 1, "C") for member in member_types])
+
+    def codegen(context, builder, sig, args):
+        arrays = [_generic_array(context, builder, shape=(count,), dtype=member, symbol_name="_cudapy_lmem",
+                                 addrspace=nvvm.ADDRSPACE_LOCAL, can_dynsized=False) for member in member_types]
+        return context.make_tuple(builder, sig.return_type, arrays)
+
+    @intrinsic
+    def allocate(typingctx):
+        return result(), codegen
+
+    return allocate

@@ -202,8 +202,10 @@ class TileStates:
     """The look-back's global memory for ``tiles`` tiles of ``value_dtype`` values (a
     tuple of dtypes: tuple values, ``aggregates`` and ``inclusives`` then tuples of
     arrays, one per member), kept between calls (``coop.device._host.temporary``):
-    ``arrays = (status, aggregates, inclusives)`` and this call's ``epoch``. ``status[0]`` is ``claim_tile``'s counter,
-    ``status[t + 1]`` tile ``t``'s status. Nothing is reset between calls: each call has
+    ``arrays = (status, aggregates, inclusives)`` (values of up to 32 bits have no arrays
+    of their own: ``aggregates`` and ``inclusives`` are then ``status``, unused) and this
+    call's ``epoch``. ``status[0]`` is ``claim_tile``'s counter, ``status[t + 1]`` tile
+    ``t``'s status. Nothing is reset between calls: each call has
     an epoch of its own, and a status of an earlier epoch reads as empty; the counter is
     set back to 0 by the kernel itself. The words are zeroed only when new (or when the
     epochs run out)."""
@@ -216,6 +218,8 @@ class TileStates:
                                     for k, member in enumerate(value_dtype))
             self.inclusives = tuple(temporary(f"lookback.inclusives.{k}", tiles, member, stream)
                                     for k, member in enumerate(value_dtype))
+        elif _packs(value_dtype):  # (the values live in the status words: no arrays, which a sort's
+            self.aggregates = self.inclusives = self.status  # 256 digits a tile would make large)
         else:
             self.aggregates = temporary("lookback.aggregates", tiles, value_dtype, stream)
             self.inclusives = temporary("lookback.inclusives", tiles, value_dtype, stream)

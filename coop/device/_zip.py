@@ -25,18 +25,16 @@ wording; a member is named ``d_in[k]``):
 
 Device side:
 
-- ``local_arrays(count, dtypes)``: ``allocate()`` giving a tuple of
-  ``cuda.local.array(count, dtype)``, one per dtype (Numba allows no loop over the
-  members of a tuple of different types, nor a device function that returns an array it
-  allocates).
+- ``local_arrays(count, dtypes)`` (``coop._core.items``'): ``allocate()`` giving a tuple
+  of ``cuda.local.array(count, dtype)``, one per dtype.
 - ``for_each_member(members, parameters, statement, **names)``: a device function running
   ``statement`` for each member, ``{k}`` standing for the member's index.
 """
 
 import numpy as np
-from numba.cuda import types
 
-from coop._core.backend import SIMULATOR, device_function
+from coop._core.backend import device_function
+from coop._core.items import local_arrays
 from coop.device._host import check_length, device_array
 
 __all__ = ["is_zipped", "zipped_arrays", "value_dtype", "tuple_bytes", "host_value", "local_arrays", "for_each_member"]
@@ -118,39 +116,6 @@ def host_value(function, name, value, dtype):
 def tuple_bytes(dtypes):
     """Bytes of one tuple value of ``dtypes``, member by member (no padding)."""
     return sum(np.dtype(dtype).itemsize for dtype in dtypes)
-
-
-def local_arrays(count, dtypes):
-    """A function ``allocate()`` returning a tuple of ``cuda.local.array(count, dtype)``,
-    one per dtype of ``dtypes``; like those, registers once the accesses are at constant
-    indices."""
-    if SIMULATOR:
-
-        def allocate():
-            # (zeroed: the items a partial tile leaves unspecified are combined, and
-            # NumPy would warn of leftover bits that make NaNs or overflow)
-            return tuple(np.zeros(count, dtype) for dtype in dtypes)
-
-        return allocate
-
-    from numba.cuda.cudadrv import nvvm
-    from numba.cuda.cudaimpl import _generic_array
-    from numba.cuda.extending import intrinsic
-    from numba.cuda.np.numpy_support import from_dtype
-
-    member_types = [from_dtype(np.dtype(dtype)) for dtype in dtypes]
-    result = types.Tuple([types.Array(member, 1, "C") for member in member_types])
-
-    def codegen(context, builder, sig, args):
-        arrays = [_generic_array(context, builder, shape=(count,), dtype=member, symbol_name="_cudapy_lmem",
-                                 addrspace=nvvm.ADDRSPACE_LOCAL, can_dynsized=False) for member in member_types]
-        return context.make_tuple(builder, sig.return_type, arrays)
-
-    @intrinsic
-    def allocate(typingctx):
-        return result(), codegen
-
-    return allocate
 
 
 def for_each_member(members, parameters, statement, **names):

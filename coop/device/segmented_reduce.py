@@ -15,7 +15,6 @@ import numpy as np
 from numba import cuda
 
 import coop
-from coop._core.backend import SIMULATOR
 from coop.device._tiles import BLOCK_THREADS, items_per_thread
 from coop.device._host import check_length, device_array, device_operator, documented, launch, launch_stream
 
