@@ -18,6 +18,8 @@ not started, and it is correct when blocks run one at a time (the simulator's wa
   the counter back to 0.
 - ``tile_access(value_dtype)``: ``publish`` and ``read`` (spinning while empty) of one
   tile's status and value.
+- ``arrive(counter, index, is_last)``: a block's arrival at a grid-wide counter, telling the
+  last block to arrive (which then sees every block's results: a reduction's final pass).
 - ``lookback_prefix(op, value_dtype)``: the block scan's prefix callback
   ``prefix(state, aggregate) -> exclusive prefix``, ``state = (status, aggregates,
   inclusives, tile, epoch)``, which the first warp of the block calls (coop.block's
@@ -51,7 +53,8 @@ from coop._core.values import converter, value_type_of
 from coop.device._host import fill_zero, temporary, temporary_with_state
 from coop._core.shuffle import DOWN, FULL_MASK, IDX, shuffler
 
-__all__ = ["AGGREGATE", "INCLUSIVE", "TileStates", "claim_tile", "lookback_prefix", "tile_access", "tile_prefix"]
+__all__ = ["AGGREGATE", "INCLUSIVE", "TileStates", "arrive", "claim_tile", "lookback_prefix", "tile_access",
+           "tile_prefix"]
 
 AGGREGATE, INCLUSIVE = 1, 2  # (flags; 0 is never published)
 
@@ -82,6 +85,20 @@ def _converter(value_dtype):
     if isinstance(value_dtype, tuple):
         return converter(value_type_of(value_dtype))
     return np.dtype(value_dtype).type
+
+
+@cuda.jit(device=True)
+def arrive(counter, index, is_last):
+    """A block's arrival, made by one of its threads once the block's results are written
+    (every writing thread having fenced them, ``cuda.threadfence()``, and the block
+    synchronised): ``counter[index]`` counts the blocks of the grid that have arrived,
+    and ``is_last[0]`` (a shared int32) tells whether this block came last, when every
+    other block's results are visible to it (CUDA's threadfence reduction). The last
+    sets the counter back to 0 for the next kernel: every other arrival has been made."""
+    cuda.threadfence()
+    is_last[0] = cuda.atomic.add(counter, index, 1) == cuda.gridDim.x - 1
+    if is_last[0]:
+        counter[index] = 0
 
 
 @functools.lru_cache(maxsize=None)

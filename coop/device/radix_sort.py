@@ -9,7 +9,7 @@ bits a pass, least significant digit first, each pass stable. A sort of ``P`` pa
 
 1. The upsweep (``_histogram_kernel``): every block counts its tiles' digits of every
    pass into shared counters (``coop.block.histogram``, "atomic") and adds them to
-   global ones; the last block to finish (a thread fence and an atomic counter, as
+   global ones; the last block to finish (``coop.device._lookback.arrive``, as
    ``coop.device.reduce``'s) turns each pass's counts into the digits' first output
    positions (``coop.block.exclusive_sum``) and zeroes the counts for the next call.
 2. One scatter kernel a pass (``_onesweep_kernel``), one tile per block in claiming
@@ -45,7 +45,7 @@ from coop._core.backend import SIMULATOR
 from coop._core.constants import without_dead_branches
 from coop.device._host import (check_length, device_array, documented, fill_zero, launch, launch_stream,
                                resident_blocks, temporary, temporary_with_state)
-from coop.device._lookback import AGGREGATE, INCLUSIVE, TileStates, claim_tile, tile_access
+from coop.device._lookback import AGGREGATE, INCLUSIVE, TileStates, arrive, claim_tile, tile_access
 from coop.device._tiles import BLOCK_THREADS
 
 __all__ = ["radix_sort"]
@@ -130,12 +130,11 @@ def _histogram_kernel(key_dtype, passes, digit_bits, descending):
             count = counters[i * threads + rank]
             if count:
                 cuda.atomic.add(counts, i * threads + rank, count)
-        # The last block to finish turns the counts into first positions: the fence
-        # orders this block's additions before its arrival at the counter.
-        cuda.threadfence()
+        # The last block to arrive turns the counts into first positions.
+        cuda.threadfence()  # (this thread's additions, before the block's arrival)
         cuda.syncthreads()
         if rank == 0:
-            last[0] = cuda.atomic.add(counts, passes * DIGITS, 1) == cuda.gridDim.x - 1
+            arrive(counts, passes * DIGITS, last)
         cuda.syncthreads()
         if last[0]:
             cuda.threadfence()
@@ -150,8 +149,6 @@ def _histogram_kernel(key_dtype, passes, digit_bits, descending):
                     ranked = rank * bins_per_thread + i
                     positions[p * DIGITS + ranked] = held[i]
                     counts[p * DIGITS + ranked] = 0
-            if rank == 0:
-                counts[passes * DIGITS] = 0
 
     return cuda.jit(without_dead_branches(histogram_kernel)), tile_size
 

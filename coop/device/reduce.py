@@ -33,6 +33,7 @@ from coop._core.scratch import Region, allocator, loader, store
 from coop._core.values import converter, value_type_of
 from coop.device._host import (check_length, device_array, device_operator, documented, fill_zero, launch,
                                launch_stream, resident_blocks, temporary, temporary_with_state)
+from coop.device._lookback import arrive
 from coop.device._zip import (for_each_member, host_value, is_zipped, local_arrays, tuple_bytes, value_dtype,
                               zipped_arrays)
 
@@ -102,13 +103,7 @@ def _kernel(op, in_dtype, dtype, warps=WARPS, lane_bytes=LANE_BYTES):
                     block_value = op(block_value, warp_values[w]) if block_has else warp_values[w]
                     block_has = True
             partials[cuda.blockIdx.x] = block_value
-            # the partial, then the count: the block that counts last sees every partial
-            # (the classic threadfence reduction); it sets the count back for the next call
-            cuda.threadfence()
-            ticket = cuda.atomic.add(done, 0, 1)
-            is_last[0] = ticket == cuda.gridDim.x - 1
-            if is_last[0]:
-                done[0] = 0
+            arrive(done, 0, is_last)  # (the partial, then the arrival: the last block sees every partial)
         cuda.syncthreads()
         if is_last[0]:
             cuda.threadfence()
@@ -203,13 +198,7 @@ def _tuple_kernel(op, in_dtypes, dtypes, warps=WARPS, lane_bytes=LANE_BYTES):
                     block_value = convert(op(block_value, value)) if block_has else value
                     block_has = True
             write(partials, cuda.blockIdx.x, block_value)
-            # the partial, then the count: the block that counts last sees every partial
-            # (the classic threadfence reduction); it sets the count back for the next call
-            cuda.threadfence()
-            ticket = cuda.atomic.add(done, 0, 1)
-            is_last[0] = ticket == cuda.gridDim.x - 1
-            if is_last[0]:
-                done[0] = 0
+            arrive(done, 0, is_last)  # (the partial, then the arrival: the last block sees every partial)
         cuda.syncthreads()
         if is_last[0]:
             cuda.threadfence()
