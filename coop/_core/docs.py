@@ -550,6 +550,14 @@ A Numba, CuPy or PyTorch stream, or a ``cudaStream_t`` handle; default: the defa
 stream. The call returns without waiting for the GPU.
 """
 
+PARAGRAPHS["device_temp_storage"] = """
+A device array (any dtype; its bytes are used) for the call's temporary storage,
+CUB's two-phase pattern: at least ``coop.device.temp_storage_bytes(<this function>,
+<the same arguments>)`` bytes. Without it the call uses coop's own, kept between calls
+per stream. The call initialises what it needs, so the memory may serve other purposes
+between calls.
+"""
+
 PARAGRAPHS["device_returns"] = """
 The output holds the result once the GPU has run the call (it is queued on ``stream``;
 copying the output to the host waits for it).

@@ -12,6 +12,11 @@ composing them.
 - ``radix_sort(d_keys, d_values=None, descending=False, begin_bit=0, end_bit=None)``
   (DeviceRadixSort, Onesweep): in place.
 
+Temporary storage is coop's own, kept between calls per stream, unless the call gets
+``temp_storage=``, a device array of at least ``temp_storage_bytes(function, <the call's
+arguments>)`` bytes (CUB's two-phase pattern; the sizing runs the call's host side and
+launches nothing).
+
 ``reduce`` and the scans also take tuples of arrays (item ``i`` is ``(d_in[0][i],
 d_in[1][i], ...)``) with an operator on tuples and a tuple ``initial``.
 
@@ -23,6 +28,7 @@ without waiting for the GPU, as CUB's do, except those that return a count (sele
 select_flagged, partition), which wait to read it.
 """
 
+from coop.device._host import temp_storage_bytes
 from coop.device.reduce import reduce, sum  # noqa: A004
 from coop.device.scan import exclusive_scan, exclusive_sum, inclusive_scan, inclusive_sum
 from coop.device.histogram import histogram_even
@@ -31,4 +37,4 @@ from coop.device.select import partition, select, select_flagged
 from coop.device.radix_sort import radix_sort
 
 __all__ = ["reduce", "sum", "inclusive_scan", "exclusive_scan", "inclusive_sum", "exclusive_sum", "select",
-           "select_flagged", "partition", "histogram_even", "segmented_reduce", "radix_sort"]
+           "select_flagged", "partition", "histogram_even", "segmented_reduce", "radix_sort", "temp_storage_bytes"]

@@ -23,6 +23,11 @@ streams, operators given on the host, launch sizes, kernel caches and the launch
   algorithms' temporary storage, kept between calls (one per role, dtype and stream, grown
   when a call needs more): a call then allocates nothing, and calls on one stream reuse
   it in turn, as the stream orders them.
+- ``takes_temp_storage``: a public function's ``temp_storage=`` (CUB's two-phase
+  pattern): the call's temporaries carved from the caller's device array instead (state
+  kept only for the call: what needs zeros is zeroed by the call), after checking that it
+  holds ``temp_storage_bytes(function, ...)``: the bytes the same call takes, found by
+  running its host side with no launch (``launch``, ``fill_zero`` do nothing then).
 
 The launcher. A coop.device call is a few kernel launches, and at small and medium sizes
 its time is the host's: measured on an H100, Numba's launch path made a call cost 53 µs
@@ -66,9 +71,11 @@ was queued: Numba's launch then raises its own error). When another context is c
 the handle is looked up again for it (``get_cufunc``, as Numba's launch does).
 """
 
+import contextlib
 import functools
 import inspect
 import operator
+import threading
 
 import numpy as np
 from numba import cuda
@@ -84,7 +91,6 @@ if SIMULATOR:
 else:
     import ctypes
     import struct
-    import threading
 
     from cuda.bindings import driver as _driver
     from numba.cuda import types as _types
@@ -93,7 +99,7 @@ else:
     from numba.cuda.dispatcher import CUDADispatcher as DeviceFunction
 
 __all__ = ["documented", "device_array", "check_length", "launch_stream", "device_operator", "resident_blocks",
-           "launch", "fill_zero", "temporary", "temporary_with_state"]
+           "launch", "fill_zero", "temporary", "temporary_with_state", "takes_temp_storage", "temp_storage_bytes"]
 
 
 def documented(function):
@@ -227,6 +233,8 @@ def _zero(array, count):
 
 
 def fill_zero(array, count, stream):
+    if _CALL.storage is not None and _CALL.storage.sizing:
+        return
     launch(_zero, min(max(-(-count // BLOCK_THREADS), 1), 1024), BLOCK_THREADS, stream, array, count)
 
 
@@ -242,6 +250,8 @@ def temporary(role, size, dtype, stream):
 
 def temporary_with_state(role, size, dtype, stream):
     """``temporary``'s array and a dict kept with it, empty when the array is new."""
+    if _CALL.storage is not None:
+        return _CALL.storage.take(role, size, dtype)
     key = (role, dtype, int(stream))  # (a Numba stream's int is its handle: external streams of one handle share)
     entry = _TEMPORARIES.get(key)
     if entry is None or entry[0].size < size:
@@ -249,12 +259,137 @@ def temporary_with_state(role, size, dtype, stream):
     return entry
 
 
+# -- temp_storage= (CUB's two-phase pattern) --
+
+ALIGNMENT = 256  # (bytes: each temporary starts at a multiple, as cudaMalloc's)
+
+
+class _CallState(threading.local):
+    storage = None  # (the running call's _UsersStorage, if it has one)
+
+
+_CALL = _CallState()
+
+
+class _UsersStorage:
+    """A call's temporaries, carved one after another from ``buffer`` (a uint8 device
+    array), or only counted (``buffer`` None: sizing, nothing launched). A role asked for
+    again in the call gets the same array and state (a sort's passes share their
+    look-back's epochs)."""
+
+    def __init__(self, buffer):
+        self.buffer = buffer
+        self.sizing = buffer is None
+        self.used = 0
+        self.regions = {}
+
+    def take(self, role, size, dtype):
+        dtype = np.dtype(dtype)
+        entry = self.regions.get(role)
+        if entry is not None and entry[0].dtype == dtype and entry[0].size >= size:
+            return entry
+        count = max(size, 1)
+        offset = self.used
+        self.used += -(-count * dtype.itemsize // ALIGNMENT) * ALIGNMENT
+        if self.sizing:
+            array = _placeholder(dtype)
+        else:
+            array = self.buffer[offset:offset + count * dtype.itemsize].view(dtype)
+        entry = self.regions[role] = (array, {})
+        return entry
+
+
+@functools.lru_cache(maxsize=None)
+def _placeholder(dtype):
+    return cuda.device_array(1, dtype)
+
+
+@contextlib.contextmanager
+def _using(storage):
+    outer, _CALL.storage = _CALL.storage, storage
+    try:
+        yield storage
+    finally:
+        _CALL.storage = outer
+
+
+@documented
+def temp_storage_bytes(function, *args, **kwargs):
+    """The bytes of ``temp_storage=`` a coop.device call needs (CUB's first call of the
+    two-phase pattern, with ``d_temp_storage == nullptr``).
+
+    Parameters
+    ----------
+    function : coop.device function
+        The function to be called.
+    args, kwargs : positional and keyword arguments
+        The call's arguments (its checks run: bad input raises here as in the call).
+
+    Returns
+    -------
+    int
+        The bytes (0 for a call that takes none). The call's host side runs with nothing
+        launched; the result depends on the sizes and dtypes, not on the values.
+
+    Example
+    -------
+    A scan on memory the caller manages (a CuPy or PyTorch allocation would do as well)::
+
+        import numpy as np
+        import coop
+        from numba import cuda
+
+        d_x = cuda.to_device(np.arange(10**4, dtype=np.int64))
+        d_out = cuda.device_array_like(d_x)
+        nbytes = coop.device.temp_storage_bytes(coop.device.inclusive_sum, d_x, d_out)
+        storage = cuda.device_array(nbytes, np.uint8)
+        coop.device.inclusive_sum(d_x, d_out, temp_storage=storage)
+        assert (d_out.copy_to_host() == np.cumsum(np.arange(10**4))).all()
+    """
+    implementation = getattr(function, "_without_temp_storage", None)
+    if implementation is None:
+        raise TypeError(f"coop.device.temp_storage_bytes: function must be a coop.device function, got "
+                        f"{function!r}")
+    with _using(_UsersStorage(None)) as storage:
+        implementation(*args, **kwargs)
+    return storage.used
+
+
+def takes_temp_storage(function):
+    """``function`` (a public coop.device function whose last parameter is
+    ``temp_storage=None``, unused by its body) with ``temp_storage`` served (see the
+    module docstring)."""
+    name = function.__name__
+    last = len(inspect.signature(function).parameters) - 1
+
+    @functools.wraps(function)
+    def call(*args, **kwargs):
+        temp_storage = kwargs.pop("temp_storage", None) if len(args) <= last else args[last]
+        if temp_storage is None:
+            return function(*args[:last], **kwargs)
+        args = args[:last]
+        buffer = device_array(name, "temp_storage", temp_storage)
+        needed = temp_storage_bytes(call, *args, **kwargs)
+        if buffer.nbytes < needed:
+            raise _error(name, "temp_storage", f"is too small: {buffer.nbytes} bytes, {needed} needed "
+                                               f"(coop.device.temp_storage_bytes(coop.device.{name}, ...))",
+                         ValueError)
+        with _using(_UsersStorage(buffer.view(np.uint8))):
+            return function(*args, **kwargs)
+
+    call._without_temp_storage = function
+    return call
+
+
 # -- the launcher (the module docstring's last paragraph) --
 
 if SIMULATOR:
 
     def launch(kernel, griddim, blockdim, stream, *args):
-        """``kernel[griddim, blockdim, stream](*args)``."""
+        """``kernel[griddim, blockdim, stream](*args)`` (nothing while sizing
+        ``temp_storage``)."""
+        if _CALL.storage is not None and _CALL.storage.sizing:
+            return
         kernel[griddim, blockdim, stream](*args)
 
 else:
@@ -424,7 +559,10 @@ else:
 
     def launch(kernel, griddim, blockdim, stream, *args):
         """``kernel[griddim, blockdim, stream](*args)``, through a packed launch once Numba
-        has launched ``kernel`` with arguments of these types (see the module docstring)."""
+        has launched ``kernel`` with arguments of these types (see the module docstring);
+        nothing while sizing ``temp_storage``."""
+        if _CALL.storage is not None and _CALL.storage.sizing:
+            return
         launches = _LAUNCHES.get(kernel)
         if launches is None:
             launches = _LAUNCHES[kernel] = {}

@@ -18,7 +18,8 @@ from coop._core.backend import SIMULATOR
 from coop.device._tiles import BLOCK_THREADS, items_per_thread
 from coop._core.constants import without_dead_branches
 from coop._core.scratch import striped_steps
-from coop.device._host import device_array, documented, fill_zero, launch, launch_stream, resident_blocks
+from coop.device._host import (device_array, documented, fill_zero, launch, launch_stream, resident_blocks,
+                               takes_temp_storage)
 
 __all__ = ["histogram_even"]
 
@@ -80,7 +81,8 @@ def _histogram_kernel(sample_dtype, counter_dtype, bins):
 
 
 @documented
-def histogram_even(d_samples, d_histogram, bins, lower, upper, stream=None):
+@takes_temp_storage
+def histogram_even(d_samples, d_histogram, bins, lower, upper, stream=None, temp_storage=None):
     """Count samples into ``bins`` bins of equal width over ``[lower, upper)`` (CUB
     DeviceHistogram::HistogramEven with ``bins + 1`` levels).
 
@@ -101,6 +103,8 @@ def histogram_even(d_samples, d_histogram, bins, lower, upper, stream=None):
         otherwise; other samples (NaN too) are not counted.
     stream : stream, optional
         {device_stream}
+    temp_storage : device array, optional
+        {device_temp_storage}
 
     Returns
     -------

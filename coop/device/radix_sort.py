@@ -44,7 +44,7 @@ from coop._core import radix
 from coop._core.backend import SIMULATOR
 from coop._core.constants import without_dead_branches
 from coop.device._host import (check_length, device_array, documented, fill_zero, launch, launch_stream,
-                               resident_blocks, temporary, temporary_with_state)
+                               resident_blocks, takes_temp_storage, temporary, temporary_with_state)
 from coop.device._lookback import AGGREGATE, INCLUSIVE, TileStates, arrive, claim_tile, tile_access
 from coop.device._tiles import BLOCK_THREADS
 
@@ -271,7 +271,9 @@ def _check_bits(name, value, low, high, key_bits):
 
 
 @documented
-def radix_sort(d_keys, d_values=None, descending=False, begin_bit=0, end_bit=None, stream=None):
+@takes_temp_storage
+def radix_sort(d_keys, d_values=None, descending=False, begin_bit=0, end_bit=None, stream=None,
+               temp_storage=None):
     """Sort ``d_keys`` in place, and ``d_values`` with them (CUB DeviceRadixSort::SortKeys,
     SortPairs, SortKeysDescending, SortPairsDescending): stable, by the bits
     ``begin_bit`` to ``end_bit - 1`` of the keys' ordered bits.
@@ -293,6 +295,8 @@ def radix_sort(d_keys, d_values=None, descending=False, begin_bit=0, end_bit=Non
         their order (a range narrower than the keys is faster: a pass per 8 bits).
     stream : stream, optional
         {device_stream}
+    temp_storage : device array, optional
+        {device_temp_storage}
 
     Returns
     -------

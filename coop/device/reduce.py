@@ -32,7 +32,7 @@ from coop._core.items import accessors
 from coop._core.scratch import Region, allocator, loader, store
 from coop._core.values import converter, value_type_of
 from coop.device._host import (check_length, device_array, device_operator, documented, fill_zero, launch,
-                               launch_stream, resident_blocks, temporary, temporary_with_state)
+                               launch_stream, resident_blocks, takes_temp_storage, temporary, temporary_with_state)
 from coop.device._lookback import arrive
 from coop.device._zip import (for_each_member, host_value, is_zipped, local_arrays, tuple_bytes, value_dtype,
                               zipped_arrays)
@@ -222,7 +222,8 @@ def _tuple_kernel(op, in_dtypes, dtypes, warps=WARPS, lane_bytes=LANE_BYTES):
 
 
 @documented
-def reduce(d_in, d_out, op, initial, stream=None):  # noqa: A001  (CUB's name)
+@takes_temp_storage
+def reduce(d_in, d_out, op, initial, stream=None, temp_storage=None):  # noqa: A001  (CUB's name)
     """Reduce ``d_in`` with ``op`` after ``initial`` into ``d_out[0]`` (CUB
     DeviceReduce::Reduce).
 
@@ -247,6 +248,8 @@ def reduce(d_in, d_out, op, initial, stream=None):  # noqa: A001  (CUB's name)
         a tuple.
     stream : stream, optional
         {device_stream}
+    temp_storage : device array, optional
+        {device_temp_storage}
 
     Returns
     -------
@@ -270,12 +273,13 @@ def reduce(d_in, d_out, op, initial, stream=None):  # noqa: A001  (CUB's name)
 
 
 @documented
-def sum(d_in, d_out, stream=None):  # noqa: A001  (CUB's name)
+@takes_temp_storage
+def sum(d_in, d_out, stream=None, temp_storage=None):  # noqa: A001  (CUB's name)
     """Sum ``d_in`` into ``d_out[0]`` (CUB DeviceReduce::Sum), in ``d_out``'s dtype.
 
     Parameters
     ----------
-    d_in, d_out, stream : as in ``coop.device.reduce``
+    d_in, d_out, stream, temp_storage : as in ``coop.device.reduce``
 
     Returns
     -------

@@ -28,7 +28,8 @@ import coop
 from coop._core.backend import SIMULATOR
 from coop._core.items import accessors
 from coop._core.values import converter, value_type_of
-from coop.device._host import check_length, device_array, device_operator, documented, launch, launch_stream
+from coop.device._host import (check_length, device_array, device_operator, documented, launch, launch_stream,
+                               takes_temp_storage)
 from coop.device._tiles import BLOCK_THREADS, items_per_thread, tile_loader, tile_storer
 from coop.device._lookback import INCLUSIVE, TileStates, claim_tile, tile_access, tile_prefix
 from coop.device._zip import (for_each_member, host_value, is_zipped, local_arrays, tuple_bytes, value_dtype,
@@ -188,7 +189,8 @@ def _scan(function, d_in, d_out, op, initial, exclusive, stream):
 
 
 @documented
-def inclusive_scan(d_in, d_out, op, initial=None, stream=None):
+@takes_temp_storage
+def inclusive_scan(d_in, d_out, op, initial=None, stream=None, temp_storage=None):
     """Inclusive prefix scan of ``d_in`` with ``op`` into ``d_out`` (CUB
     DeviceScan::InclusiveScan, or InclusiveScanInit with ``initial``): ``d_out[i] =
     initial op d_in[0] op ... op d_in[i]``.
@@ -211,6 +213,8 @@ def inclusive_scan(d_in, d_out, op, initial=None, stream=None):
         Combined before the first value (for tuple values, a tuple).
     stream : stream, optional
         {device_stream}
+    temp_storage : device array, optional
+        {device_temp_storage}
 
     Returns
     -------
@@ -244,14 +248,15 @@ def inclusive_scan(d_in, d_out, op, initial=None, stream=None):
 
 
 @documented
-def exclusive_scan(d_in, d_out, op, initial, stream=None):
+@takes_temp_storage
+def exclusive_scan(d_in, d_out, op, initial, stream=None, temp_storage=None):
     """Exclusive prefix scan of ``d_in`` with ``op`` into ``d_out`` (CUB
     DeviceScan::ExclusiveScan): ``d_out[0] = initial``, ``d_out[i] = initial op d_in[0]
     op ... op d_in[i-1]``.
 
     Parameters
     ----------
-    d_in, d_out, op, stream : as in ``coop.device.inclusive_scan``
+    d_in, d_out, op, stream, temp_storage : as in ``coop.device.inclusive_scan``
         Tuples of arrays for tuple values.
     initial : scalar or tuple
         ``d_out[0]``, combined before the first value (required; for tuple values, a
@@ -292,13 +297,14 @@ def exclusive_scan(d_in, d_out, op, initial, stream=None):
 
 
 @documented
-def inclusive_sum(d_in, d_out, stream=None):
+@takes_temp_storage
+def inclusive_sum(d_in, d_out, stream=None, temp_storage=None):
     """Inclusive prefix sum of ``d_in`` into ``d_out`` (CUB DeviceScan::InclusiveSum), in
     ``d_out``'s dtype.
 
     Parameters
     ----------
-    d_in, d_out, stream : as in ``coop.device.inclusive_scan``
+    d_in, d_out, stream, temp_storage : as in ``coop.device.inclusive_scan``
 
     Returns
     -------
@@ -324,13 +330,14 @@ def inclusive_sum(d_in, d_out, stream=None):
 
 
 @documented
-def exclusive_sum(d_in, d_out, stream=None):
+@takes_temp_storage
+def exclusive_sum(d_in, d_out, stream=None, temp_storage=None):
     """Exclusive prefix sum of ``d_in`` into ``d_out`` (CUB DeviceScan::ExclusiveSum):
     ``d_out[0] = 0``, in ``d_out``'s dtype.
 
     Parameters
     ----------
-    d_in, d_out, stream : as in ``coop.device.inclusive_scan``
+    d_in, d_out, stream, temp_storage : as in ``coop.device.inclusive_scan``
 
     Returns
     -------

@@ -16,7 +16,8 @@ from numba import cuda
 
 import coop
 from coop.device._tiles import BLOCK_THREADS, items_per_thread
-from coop.device._host import check_length, device_array, device_operator, documented, launch, launch_stream
+from coop.device._host import (check_length, device_array, device_operator, documented, launch, launch_stream,
+                               takes_temp_storage)
 
 __all__ = ["segmented_reduce"]
 
@@ -62,7 +63,8 @@ def _segment_kernel(op, in_dtype, dtype):
 
 
 @documented
-def segmented_reduce(d_in, d_out, offsets, op, initial, stream=None):
+@takes_temp_storage
+def segmented_reduce(d_in, d_out, offsets, op, initial, stream=None, temp_storage=None):
     """Reduce each segment of ``d_in`` with ``op`` after ``initial`` (CUB
     DeviceSegmentedReduce::Reduce): ``d_out[s] = initial op d_in[offsets[s]] op ... op
     d_in[offsets[s + 1] - 1]``.
@@ -85,6 +87,8 @@ def segmented_reduce(d_in, d_out, offsets, op, initial, stream=None):
         The first operand of every segment's reduction.
     stream : stream, optional
         {device_stream}
+    temp_storage : device array, optional
+        {device_temp_storage}
 
     Returns
     -------

@@ -22,8 +22,8 @@ from numba import cuda
 import coop
 from coop._core.backend import SIMULATOR
 from coop._core.constants import without_dead_branches
-from coop.device._host import (check_length, device_array, device_operator, documented, fill_zero, launch, launch_stream,
-                               temporary)
+from coop.device._host import (check_length, device_array, device_operator, documented, fill_zero, launch,
+                               launch_stream, takes_temp_storage, temporary)
 from coop.device._tiles import BLOCK_THREADS, items_per_thread, tile_loader
 from coop.device._lookback import TileStates, claim_tile, tile_prefix
 
@@ -137,7 +137,8 @@ def _select(function, d_in, flags, d_out, predicate, partition, stream):
 
 
 @documented
-def select(d_in, d_out, predicate, stream=None):
+@takes_temp_storage
+def select(d_in, d_out, predicate, stream=None, temp_storage=None):
     """Copy the items of ``d_in`` for which ``predicate`` is true to the front of
     ``d_out``, in order (CUB DeviceSelect::If).
 
@@ -154,6 +155,8 @@ def select(d_in, d_out, predicate, stream=None):
         a ``@cuda.jit(device=True)`` function.
     stream : stream, optional
         {device_stream}
+    temp_storage : device array, optional
+        {device_temp_storage}
 
     Returns
     -------
@@ -178,7 +181,8 @@ def select(d_in, d_out, predicate, stream=None):
 
 
 @documented
-def select_flagged(d_in, flags, d_out, stream=None):
+@takes_temp_storage
+def select_flagged(d_in, flags, d_out, stream=None, temp_storage=None):
     """Copy the items of ``d_in`` whose flag is nonzero to the front of ``d_out``, in
     order (CUB DeviceSelect::Flagged).
 
@@ -188,7 +192,7 @@ def select_flagged(d_in, flags, d_out, stream=None):
         The items (as in ``coop.device.select``).
     flags : device array
         One flag per item, of a bool or integer dtype.
-    d_out, stream : as in ``coop.device.select``
+    d_out, stream, temp_storage : as in ``coop.device.select``
 
     Returns
     -------
@@ -213,13 +217,14 @@ def select_flagged(d_in, flags, d_out, stream=None):
 
 
 @documented
-def partition(d_in, d_out, predicate, stream=None):
+@takes_temp_storage
+def partition(d_in, d_out, predicate, stream=None, temp_storage=None):
     """Split ``d_in`` by ``predicate`` into ``d_out``: the selected items in order at the
     front, the rejected ones in reverse order at the back (CUB DevicePartition::If).
 
     Parameters
     ----------
-    d_in, predicate, stream : as in ``coop.device.select``
+    d_in, predicate, stream, temp_storage : as in ``coop.device.select``
     d_out : device array
         Of ``d_in``'s dtype and at least its length.
 

@@ -1,0 +1,138 @@
+"""coop.device's ``temp_storage=`` (CUB's two-phase pattern): every function sized with
+``coop.device.temp_storage_bytes`` and run on a caller's buffer gives what it gives with
+coop's own storage, also when the buffer held garbage between calls; a buffer too small
+is refused before any launch."""
+
+import numpy as np
+import pytest
+
+import coop
+from numba import cuda
+
+from helpers import FULL_MATRIX, assert_equal_exact
+
+N = 10**5 + 3 if FULL_MATRIX else 700
+
+
+def _ints(n, seed, low=0, high=8, dtype=np.int32):
+    return np.random.default_rng(seed).integers(low, high, n).astype(dtype)
+
+
+def _is_even(x):
+    return x % 2 == 0
+
+
+# (name, function, make arguments: n -> (args, outputs to compare))
+def _reduce_args(n):
+    d_out = cuda.device_array(1, np.int64)
+    return (cuda.to_device(_ints(n, 1)), d_out, lambda a, b: a + b, np.int64(5)), [d_out]
+
+
+def _sum_args(n):
+    d_out = cuda.device_array(1, np.int32)
+    return (cuda.to_device(_ints(n, 2)), d_out), [d_out]
+
+
+def _scan_args(n):
+    d_out = cuda.device_array(n, np.int32)
+    return (cuda.to_device(_ints(n, 3)), d_out), [d_out]
+
+
+def _op_scan_args(n):
+    d_out = cuda.device_array(n, np.int32)
+    return (cuda.to_device(_ints(n, 4)), d_out, coop.ops.max, np.int32(-1)), [d_out]
+
+
+def _tuple_scan_args(n):
+    d_flags, d_sums = cuda.device_array(n, np.int32), cuda.device_array(n, np.int32)
+    flags = (np.random.default_rng(5).random(n) < 0.05).astype(np.int32)
+    op = lambda a, b: (a[0] | b[0], b[1] if b[0] else a[1] + b[1])  # noqa: E731  (a segmented sum)
+    return ((cuda.to_device(flags), cuda.to_device(_ints(n, 5))), (d_flags, d_sums), op), [d_flags, d_sums]
+
+
+def _select_args(n):
+    d_out = cuda.device_array(n, np.int32)
+    return (cuda.to_device(_ints(n, 6)), d_out, _is_even), [d_out]
+
+
+def _flagged_args(n):
+    d_out = cuda.device_array(n, np.int32)
+    return (cuda.to_device(_ints(n, 7)), cuda.to_device(_ints(n, 8, 0, 2, np.int8)), d_out), [d_out]
+
+
+def _histogram_args(n):
+    d_counts = cuda.device_array(10, np.int32)
+    samples = np.random.default_rng(9).random(n).astype(np.float32)
+    return (cuda.to_device(samples), d_counts, 10, 0.0, 1.0), [d_counts]
+
+
+def _segmented_args(n):
+    d_out = cuda.device_array(7, np.int32)
+    offsets = np.linspace(0, n, 8).astype(np.int32)
+    return (cuda.to_device(_ints(n, 10)), d_out, cuda.to_device(offsets), coop.ops.add, 0), [d_out]
+
+
+def _sort_args(n):
+    d_keys = cuda.to_device(_ints(n, 11, -2**31, 2**31 - 1))
+    d_values = cuda.to_device(np.arange(n, dtype=np.int32))
+    return (d_keys, d_values), [d_keys, d_values]
+
+
+def _sort_bits_args(n):  # an odd number of passes: the last copies back through the temporaries
+    d_keys = cuda.to_device(_ints(n, 12, 0, 2**20, np.uint32))
+    return (d_keys, None, True, 2, 19), [d_keys]
+
+
+CALLS = [
+    ("reduce", _reduce_args), ("sum", _sum_args), ("inclusive_sum", _scan_args), ("exclusive_sum", _scan_args),
+    ("inclusive_scan", _op_scan_args), ("exclusive_scan", _op_scan_args), ("inclusive_scan", _tuple_scan_args),
+    ("select", _select_args), ("partition", _select_args), ("select_flagged", _flagged_args),
+    ("histogram_even", _histogram_args), ("segmented_reduce", _segmented_args), ("radix_sort", _sort_args),
+    ("radix_sort", _sort_bits_args),
+]
+
+
+@pytest.mark.parametrize("name,make", CALLS, ids=[f"{name}-{make.__name__.strip('_')}" for name, make in CALLS])
+def test_callers_storage_gives_the_same_results(name, make):
+    function = getattr(coop.device, name)
+    args, outputs = make(N)
+    expected_return = function(*args)
+    expected = [out.copy_to_host() for out in outputs]
+    args, outputs = make(N)
+    needed = coop.device.temp_storage_bytes(function, *args)
+    assert needed >= 0
+    storage = cuda.to_device(np.full(needed + 8, 0xFF, np.uint8))  # (garbage: the call initialises it)
+    for _ in range(2):  # twice on one buffer, garbage between: nothing carries over
+        args, outputs = make(N)
+        got_return = function(*args, temp_storage=storage)
+        assert got_return == expected_return
+        written = slice(got_return) if name in ("select", "select_flagged") else slice(None)  # (past: unset)
+        for out, want in zip(outputs, expected):
+            assert_equal_exact(out.copy_to_host()[written], want[written], f"{name} with temp_storage")
+        storage.copy_to_device(np.full(needed + 8, 0xFF, np.uint8))
+
+
+def test_sizes():
+    x = cuda.to_device(_ints(N, 13))
+    out = cuda.device_array(N, np.int32)
+    small, large = (coop.device.temp_storage_bytes(coop.device.inclusive_sum, x[:n], out) for n in (100, N))
+    assert 0 < small <= large
+    assert coop.device.temp_storage_bytes(coop.device.inclusive_sum, x[:0], out) == 0
+    assert coop.device.temp_storage_bytes(coop.device.histogram_even, x, out, 4, 0, 8) == 0
+
+
+def test_too_small_or_wrong_is_refused_before_any_launch():
+    keys = _ints(N, 14)
+    d_keys = cuda.to_device(keys)
+    needed = coop.device.temp_storage_bytes(coop.device.radix_sort, d_keys)
+    with pytest.raises(ValueError, match=rf"coop.device.radix_sort: temp_storage is too small: {needed - 1} bytes, "
+                                         rf"{needed} needed"):
+        coop.device.radix_sort(d_keys, temp_storage=cuda.device_array(needed - 1, np.uint8))
+    with pytest.raises(TypeError, match=r"coop.device.radix_sort: temp_storage is a NumPy array in host memory"):
+        coop.device.radix_sort(d_keys, temp_storage=np.zeros(needed, np.uint8))
+    assert_equal_exact(d_keys.copy_to_host(), keys, "keys after refused calls")
+    with pytest.raises(TypeError, match=r"coop.device.temp_storage_bytes: function must be a coop.device function"):
+        coop.device.temp_storage_bytes(np.sort, d_keys)
+    # the sizing checks the call's arguments as the call does
+    with pytest.raises(ValueError, match=r"coop.device.radix_sort: end_bit must be an integer from 0 to 32"):
+        coop.device.temp_storage_bytes(coop.device.radix_sort, d_keys, end_bit=40)
