@@ -19,8 +19,8 @@ cannot disagree. Each region starts at a multiple of its value's size, so its va
 are slots of a typed array over the buffer: ``store(buffer, layout.slot("aggregate") +
 i, value)`` and ``load(buffer, ...)`` (``loader(value_type)``) write and read value
 ``i`` of the region; ``atomic_add(buffer, index, value)`` adds to an integer slot
-atomically and returns what it held (shared-memory counters). ``store`` writes a value as its own type; ``storer(value_type)``
-converts it to the region's type first (compiled, a value wider than its slot, such as
+atomically and returns what it held (shared-memory counters). ``store`` writes a value
+as its own type; ``storer(value_type)`` converts it to the region's type first (compiled, a value wider than its slot, such as
 Numba's int64 sum of two int32 values, would otherwise overwrite the next slot).
 
 Compiled, the buffer is one static ``cuda.shared.array`` of 8-byte words per
