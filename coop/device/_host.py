@@ -17,8 +17,9 @@ streams, operators given on the host, launch sizes, kernel caches and the launch
 - ``resident_blocks(threads)``: how many blocks of ``threads`` fill the GPU once.
 - ``launch(kernel, griddim, blockdim, stream, *args)``: ``kernel[griddim, blockdim,
   stream](*args)``, without most of Numba's per-launch host work (below).
-- ``fill_zero(array, count, stream)``: ``array[:count] = 0``, queued on ``stream`` (a
-  kernel: no host array to copy, no slice).
+- ``fill_zero(array, count, stream)``: ``array[:count] = 0``, and ``copy_items(src, dst,
+  count, stream)``: ``dst[:count] = src[:count]``, queued on ``stream`` (kernels: no host
+  array to copy, no slice).
 - ``temporary(role, size, dtype, stream)``: a device array of ``size`` items for the
   algorithms' temporary storage, kept between calls (one per role, dtype and stream, grown
   when a call needs more): a call then allocates nothing, and calls on one stream reuse
@@ -99,7 +100,8 @@ else:
     from numba.cuda.dispatcher import CUDADispatcher as DeviceFunction
 
 __all__ = ["documented", "device_array", "check_length", "launch_stream", "device_operator", "resident_blocks",
-           "launch", "fill_zero", "temporary", "temporary_with_state", "takes_temp_storage", "temp_storage_bytes"]
+           "launch", "fill_zero", "copy_items", "temporary", "temporary_with_state", "takes_temp_storage",
+           "temp_storage_bytes"]
 
 
 def documented(function):
@@ -232,10 +234,22 @@ def _zero(array, count):
         array[i] = 0
 
 
+@cuda.jit
+def _copy(src, dst, count):
+    for i in range(cuda.grid(1), count, cuda.gridsize(1)):
+        dst[i] = src[i]
+
+
+def _grid(count):
+    return min(max(-(-count // BLOCK_THREADS), 1), 1024)
+
+
 def fill_zero(array, count, stream):
-    if _CALL.storage is not None and _CALL.storage.sizing:
-        return
-    launch(_zero, min(max(-(-count // BLOCK_THREADS), 1), 1024), BLOCK_THREADS, stream, array, count)
+    launch(_zero, _grid(count), BLOCK_THREADS, stream, array, count)
+
+
+def copy_items(src, dst, count, stream):
+    launch(_copy, _grid(count), BLOCK_THREADS, stream, src, dst, count)
 
 
 _TEMPORARIES = {}

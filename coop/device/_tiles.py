@@ -4,7 +4,7 @@
   thread per CUDA thread).
 - ``items_per_thread(tile_bytes, *dtypes)``: items per thread when each thread's share of
   a tile is ``tile_bytes`` of the widest of ``dtypes`` (at least one).
-- ``tile_loader`` / ``tile_storer(dtype, threads, items_per_thread)`` give ``load(src,
+- ``tile_loader`` / ``tile_storer(threads, items_per_thread)`` give ``load(src,
   items, valid, temp_storage)`` / ``store(dst, items, valid, temp_storage)``,
   coop.block.load / store with "warp_transpose" (CUB's choice for its scan and select
   agents), unguarded for a full tile (``valid`` = the tile's size) and with
@@ -28,33 +28,28 @@ def items_per_thread(tile_bytes, *dtypes):
     return max(1, tile_bytes // max(np.dtype(dtype).itemsize for dtype in dtypes))
 
 
-@functools.lru_cache(maxsize=None)
-def tile_loader(dtype, threads, items_per_thread):
+def _whole_or_partial(access, threads, items_per_thread):
+    """``move(array, items, valid, temp_storage)``: ``access`` (coop.block.load or store)
+    of a tile, "warp_transpose", unguarded when ``valid`` is the whole tile."""
     tile_size = threads * items_per_thread
 
     @cuda.jit(device=True)
-    def load(src, items, valid, temp_storage):
+    def move(array, items, valid, temp_storage):
         if valid == tile_size:
-            coop.block.load(src, items, threads=threads, items_per_thread=items_per_thread,
-                            algorithm="warp_transpose", temp_storage=temp_storage)
+            access(array, items, threads=threads, items_per_thread=items_per_thread, algorithm="warp_transpose",
+                   temp_storage=temp_storage)
         else:
-            coop.block.load(src, items, threads=threads, items_per_thread=items_per_thread,
-                            algorithm="warp_transpose", valid_items=valid, temp_storage=temp_storage)
+            access(array, items, threads=threads, items_per_thread=items_per_thread, algorithm="warp_transpose",
+                   valid_items=valid, temp_storage=temp_storage)
 
-    return load
+    return move
 
 
 @functools.lru_cache(maxsize=None)
-def tile_storer(dtype, threads, items_per_thread):
-    tile_size = threads * items_per_thread
+def tile_loader(threads, items_per_thread):
+    return _whole_or_partial(coop.block.load, threads, items_per_thread)
 
-    @cuda.jit(device=True)
-    def store(dst, items, valid, temp_storage):
-        if valid == tile_size:
-            coop.block.store(dst, items, threads=threads, items_per_thread=items_per_thread,
-                             algorithm="warp_transpose", temp_storage=temp_storage)
-        else:
-            coop.block.store(dst, items, threads=threads, items_per_thread=items_per_thread,
-                             algorithm="warp_transpose", valid_items=valid, temp_storage=temp_storage)
 
-    return store
+@functools.lru_cache(maxsize=None)
+def tile_storer(threads, items_per_thread):
+    return _whole_or_partial(coop.block.store, threads, items_per_thread)

@@ -43,7 +43,8 @@ import coop
 from coop._core import radix
 from coop._core.backend import SIMULATOR
 from coop._core.constants import without_dead_branches
-from coop.device._host import (check_length, device_array, documented, fill_zero, launch, launch_stream,
+from coop.block.radix import tracked_digits
+from coop.device._host import (check_length, copy_items, device_array, documented, fill_zero, launch, launch_stream,
                                resident_blocks, takes_temp_storage, temporary, temporary_with_state)
 from coop.device._lookback import AGGREGATE, INCLUSIVE, TileStates, arrive, claim_tile, tile_access
 from coop.device._tiles import BLOCK_THREADS
@@ -164,7 +165,7 @@ def _onesweep_kernel(key_dtype, value_dtype, digit_bits, descending):
     threads, n_items = SORT_THREADS, _items_per_thread(key_dtype, value_dtype)
     tile_size = threads * n_items
     digits = 1 << digit_bits
-    tracked = max(1, -(-digits // threads))  # (the digits a thread looks back for: radix_rank's)
+    tracked = tracked_digits(threads, digit_bits)  # (the digits a thread looks back for: radix_rank's)
     # the last tile's padding: the largest ordered bits (ascending) or the smallest
     bits_dtype = np.dtype("uint%d" % radix.key_bits(key_type))
     padding_bits = bits_dtype.type(0 if descending else np.iinfo(bits_dtype).max)
@@ -257,10 +258,12 @@ def _onesweep_kernel(key_dtype, value_dtype, digit_bits, descending):
     return jit(without_dead_branches(onesweep_kernel)), tile_size
 
 
-@cuda.jit
-def _copy(src, dst, count):
-    for i in range(cuda.grid(1), count, cuda.gridsize(1)):
-        dst[i] = src[i]
+@functools.lru_cache(maxsize=None)
+def _key_bits(dtype):
+    """The width of ``dtype`` keys in bits, or None for a dtype that is not a radix key's
+    (once per dtype: off the per-call path)."""
+    key_type = from_dtype(dtype)
+    return radix.key_bits(key_type) if radix.is_key_type(key_type) else None
 
 
 def _check_bits(name, value, low, high, key_bits):
@@ -320,8 +323,8 @@ def radix_sort(d_keys, d_values=None, descending=False, begin_bit=0, end_bit=Non
     """
     d_keys = device_array("radix_sort", "d_keys", d_keys)
     n = d_keys.size
-    key_type = from_dtype(d_keys.dtype)
-    if not radix.is_key_type(key_type):
+    key_bits = _key_bits(d_keys.dtype)
+    if key_bits is None:
         raise TypeError(f"coop.device.radix_sort: d_keys must hold radix keys ({radix.KEY_TYPE_NAMES}), "
                         f"got {d_keys.dtype}")
     if d_values is not None:
@@ -329,7 +332,6 @@ def radix_sort(d_keys, d_values=None, descending=False, begin_bit=0, end_bit=Non
         check_length("radix_sort", "d_values", d_values, n)
     if not isinstance(descending, (bool, np.bool_)):
         raise TypeError(f"coop.device.radix_sort: descending must be a bool, got {descending!r}")
-    key_bits = radix.key_bits(key_type)
     end_bit = key_bits if end_bit is None else _check_bits("end_bit", end_bit, 0, key_bits, key_bits)
     begin_bit = _check_bits("begin_bit", begin_bit, 0, end_bit, key_bits)
     if n > MAX_ITEMS:
@@ -361,7 +363,6 @@ def radix_sort(d_keys, d_values=None, descending=False, begin_bit=0, end_bit=Non
         launch(onesweep, tiles, SORT_THREADS, stream, keys[source], keys[target], values[source], values[target], n,
                positions, p * DIGITS, begin, states.status, states.epoch)
     if passes % 2:
-        blocks = min(-(-n // BLOCK_THREADS), 1024)
-        launch(_copy, blocks, BLOCK_THREADS, stream, keys[1], d_keys, n)
+        copy_items(keys[1], d_keys, n, stream)
         if d_values is not None:
-            launch(_copy, blocks, BLOCK_THREADS, stream, values[1], d_values, n)
+            copy_items(values[1], d_values, n, stream)

@@ -55,7 +55,7 @@ def _scan_kernel(op, in_dtype, dtype, exclusive, has_initial, threads=THREADS, n
         coop.block.store.temp_storage_bytes(value_type, threads, n_items, algorithm="warp_transpose"),
         coop.block.exclusive_scan.temp_storage_bytes(value_type, threads, algorithm=algorithm),
     )
-    load, store = tile_loader(in_type, threads, n_items), tile_storer(value_type, threads, n_items)
+    load, store = tile_loader(threads, n_items), tile_storer(threads, n_items)
     prefix = tile_prefix(op, value_type)
     publish, _ = tile_access(value_type)
     zero = value_type.type(0)
@@ -105,10 +105,10 @@ def _tuple_scan_kernel(op, in_dtypes, dtypes, exclusive, has_initial, threads=TH
     )
     load = for_each_member(members, "srcs, arrays, base, valid, temp",
                            "load(srcs[{k}][base:], arrays[{k}], valid, temp)",
-                           load=tile_loader(in_dtypes, threads, n_items))
+                           load=tile_loader(threads, n_items))
     store = for_each_member(members, "dsts, arrays, base, valid, temp",
                             "store(dsts[{k}][base:], arrays[{k}], valid, temp)",
-                            store=tile_storer(dtypes, threads, n_items))
+                            store=tile_storer(threads, n_items))
     read, write, _ = accessors(members)
     loaded_arrays, item_arrays = local_arrays(n_items, in_dtypes), local_arrays(n_items, dtypes)
     prefix = tile_prefix(op, dtypes)

@@ -47,7 +47,7 @@ def _select_kernel(predicate, in_dtype, flag_dtype, count_dtype, partition):
         coop.block.load.temp_storage_bytes(flag_type, THREADS, n_items, algorithm="warp_transpose"),
         coop.block.exclusive_sum.temp_storage_bytes(count_type, THREADS),
     )
-    load_items, load_flags = tile_loader(in_type, THREADS, n_items), tile_loader(flag_type, THREADS, n_items)
+    load = tile_loader(THREADS, n_items)  # (items and flags alike)
     prefix = tile_prefix(coop.ops.add, count_type)
     zero = count_type.type(0)
 
@@ -61,9 +61,9 @@ def _select_kernel(predicate, in_dtype, flag_dtype, count_dtype, partition):
         tile = claim_tile(status, (n + tile_size - 1) // tile_size, tile_slot)
         base = tile * tile_size
         valid = min(n - base, tile_size)
-        load_items(d_in[base:], items, valid, temp)
+        load(d_in[base:], items, valid, temp)
         if flagged:
-            load_flags(flags[base:], chosen, valid, temp)
+            load(flags[base:], chosen, valid, temp)
         first = cuda.threadIdx.x * n_items  # (blocked: the thread's items' tile positions)
         selected = zero
         for i in range(n_items):
