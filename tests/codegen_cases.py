@@ -523,6 +523,22 @@ def radix_rank_unknown_algorithm(x, out):
     out[0] = ranks[0]
 
 
+@misuse(
+    "radix-rank-digit-counts-wrong-length",
+    (types.int32[::1], types.int32[::1]),
+    "coop_error__coop_block_radix_rank__digit_counts_wrong_length",
+    threads=32,
+)
+def radix_rank_digit_counts_wrong_length(x, out):
+    keys = cuda.local.array(2, np.int32)
+    ranks = cuda.local.array(2, np.int32)
+    counts = cuda.local.array(2, np.int32)  # (32 threads, 16 digits: one a thread)
+    keys[0], keys[1] = x[0], x[1]
+    coop.block.radix_rank(keys, ranks, 0, 4, threads=32, items_per_thread=2, algorithm="match_early_counts",
+                          digit_counts=counts)
+    out[0] = ranks[0] + counts[0]
+
+
 # -- merge sorts ----------------------------------------------------------------------------
 
 
@@ -1400,6 +1416,18 @@ def store_striped_without_threads(x, out):
     values = cuda.local.array(4, np.int32)
     values[0] = x[0]
     coop.block.store(out, values, algorithm="striped")
+
+
+@misuse(
+    "load-warp-striped-without-threads",
+    (types.int32[::1], types.int32[::1]),
+    "coop.block.load: threads is required by algorithm 'warp_striped': the block's thread count, a compile-time "
+    "constant",
+)
+def load_warp_striped_without_threads(x, out):
+    values = cuda.local.array(4, np.int32)
+    coop.block.load(x, values, algorithm="warp_striped")
+    out[0] = values[0]
 
 
 @misuse(
