@@ -54,10 +54,12 @@ radix_sort.median_launch_seconds): median of 20 back-to-back calls after 3 warm-
 events recorded on the default stream between them (Numba's events: coop's and CuPy's
 calls go to that legacy default stream too, in the same context). A coop or CuPy call is
 timed whole, host work included, as a CUB call is (its temporary storage allocated once,
-outside the loop). coop's select_flagged and select return the number selected, so each
-call waits for the GPU to read it (a synchronisation, and the next call's launch after it,
-are part of their time), where CUB's writes the count to device memory and returns at once;
-CuPy's ``x[flags]`` waits too (it sizes its output, a new array, from the count). Also measured: coop's
+outside the loop). coop's select_flagged and select are timed two ways: impl "coop" writes
+the number selected to device memory (``d_num_selected_out=``) and returns at once, as CUB's
+does; impl "coop_count" returns the number, so each call waits for the GPU to read it (a
+synchronisation, and the next call's launch after it, are part of its time; the table's
+line "returning the count"). CuPy's ``x[flags]`` waits too (it sizes its output, a new
+array, from the count). Also measured: coop's
 ``first_call_s``, the wall-clock of the first call at each size up to its result (the first
 size's compiles coop's kernels for the dtype; the CUDA context and Numba's setup come
 before, untimed); and for n <= 2^20, coop's and CuPy's ``host_us_per_call``: wall-clock per
@@ -76,7 +78,7 @@ carries each key to its place (the CUB side's check: not stability).
 The CUB side, benchmarks/cub_device.cu, is built with nvcc (headers from $CCCL_INCLUDE)
 while coop and CuPy are timed, then run with the same sizes; the rows of the requested
 algorithms are kept. Writes DIR/device.jsonl, one line per (impl, algorithm, dtype, n):
-impl ("coop", "cub", "cupy", "copy"), algorithm, dtype, n, seconds (per call), gitems (n /
+impl ("coop", "coop_count", "cub", "cupy", "copy"), algorithm, dtype, n, seconds (per call), gitems (n /
 seconds / 1e9; Gkeys/s for the sorts), gbytes (the CUB side's nominal bytes read and written,
 / seconds / 1e9: 4n + 4 for reduce_sum, 8n for the scans, 5n + 4k for select_flagged and
 4n + 4k for select_if with k items selected, 4n for histogram_even and segmented_reduce_sum,
@@ -318,17 +320,21 @@ def implementations(algorithm, x, d_x, cupy):
                 call = lambda: cupy.cumsum(c_x, dtype=c_x.dtype, out=c_out)  # noqa: E731
             yield "cupy", algorithm, call, d_cupy_out.copy_to_host
     elif algorithm in ("select_flagged", "select_if"):
-        d_out = poisoned(x.dtype, n)
+        d_out, d_count = poisoned(x.dtype, n), poisoned(np.int64, 1)
         if algorithm == "select_flagged":
             d_flags = cuda.to_device(flags_of(n))
-
-            def coop_select():
-                last[0] = coop.device.select_flagged(d_x, d_flags, d_out)
+            select = lambda **count: coop.device.select_flagged(d_x, d_flags, d_out, **count)  # noqa: E731
         else:
-            def coop_select():
-                last[0] = coop.device.select(d_x, d_out, is_even)
+            select = lambda **count: coop.device.select(d_x, d_out, is_even, **count)  # noqa: E731
 
-        yield "coop", algorithm, coop_select, lambda: d_out.copy_to_host()[:last[0]]
+        def coop_select():  # (the count to device memory, as CUB's: nothing waited for)
+            select(d_num_selected_out=d_count)
+
+        def coop_select_count():  # (the count returned: the call waits for it)
+            last[0] = select()
+
+        yield "coop", algorithm, coop_select, lambda: d_out.copy_to_host()[:int(d_count.copy_to_host()[0])]
+        yield "coop_count", algorithm, coop_select_count, lambda: d_out.copy_to_host()[:last[0]]
         if cupy is not None and algorithm == "select_flagged":
             c_x, c_flags = cupy_view(cupy, d_x), cupy_view(cupy, d_flags).view(cupy.bool_)  # (flags 0 or 1)
 
@@ -473,6 +479,11 @@ def table(rows):
         lines.append(f"| {algorithm} | {dtype} | 2^{n.bit_length() - 1} | {gbytes(coop)} | {gbytes(cub)} "
                      f"| {gbytes(cupy)} | {ratio(coop, cub, bold=True)} | {ratio(coop, cupy)} "
                      f"| {'—' if host == ['—', '—'] else ' / '.join(host)} |")
+        waiting = by_key.get(("coop_count", algorithm, dtype, n))
+        if waiting:
+            lines.append(f"| ↳ coop returning the count (the call waits) | {dtype} | 2^{n.bit_length() - 1} "
+                         f"| {gbytes(waiting)} | {gbytes(cub)} | {gbytes(cupy)} | {ratio(waiting, cub, bold=True)} "
+                         f"| {ratio(waiting, cupy)} | {number(waiting.get('host_us_per_call'))} |")
         copy = by_key.get(("copy", algorithm + COPY, dtype, n))
         if coop and copy and coop["seconds"] and copy["seconds"]:
             seconds = coop["seconds"] - copy["seconds"]

@@ -208,6 +208,18 @@ def test_select_and_partition(dtype, n):
     assert count == (x > 0).sum()
     assert_equal_exact(out[:count], x[x > 0], "partition, selected")
     assert_equal_exact(out[count:][::-1], x[x <= 0], "partition, rejected (reversed)")
+    # the count written to the device instead (nothing waited for), into a longer array
+    d_count = cuda.to_device(np.full(3, -1, np.int64))
+    assert coop.device.select_flagged(d_x, cuda.to_device(keep), d_out, d_num_selected_out=d_count) is None
+    assert_equal_exact(d_count.copy_to_host(), np.array([keep.sum(), -1, -1]), "select_flagged's device count")
+    assert_equal_exact(d_out.copy_to_host()[:keep.sum()], x[keep], "select_flagged, device count")
+    d_count = cuda.to_device(np.full(1, 7, np.uint32))
+    assert coop.device.partition(d_x, d_out, lambda v: v <= 0, d_count) is None
+    out = d_out.copy_to_host()
+    count = int(d_count.copy_to_host()[0])
+    assert count == (x <= 0).sum()
+    assert_equal_exact(out[:count], x[x <= 0], "partition, device count, selected")
+    assert_equal_exact(out[count:][::-1], x[x > 0], "partition, device count, rejected (reversed)")
 
 
 def test_select_bad_input():
@@ -220,6 +232,12 @@ def test_select_bad_input():
         coop.device.select_flagged(d_x, cuda.device_array(10, np.float32), cuda.device_array(10, np.int32))
     with pytest.raises(ValueError, match=r"coop.device.partition: d_out is too short: 5 items, 10 needed"):
         coop.device.partition(d_x, cuda.device_array(5, np.int32), lambda v: v > 0)
+    with pytest.raises(TypeError, match=r"coop.device.select: d_num_selected_out must be of an integer dtype of "
+                                        r"at least 32 bits \(64 from 2\^31 items on\), got int16"):
+        coop.device.select(d_x, cuda.device_array(10, np.int32), lambda v: v > 0, cuda.device_array(1, np.int16))
+    with pytest.raises(ValueError, match=r"coop.device.select_flagged: d_num_selected_out is too short: 0 items"):
+        coop.device.select_flagged(d_x, cuda.device_array(10, np.bool_), cuda.device_array(10, np.int32),
+                                   d_num_selected_out=cuda.device_array(0, np.int64))
 
 
 @pytest.mark.parametrize("n", SIZES)
@@ -242,14 +260,19 @@ def test_histogram_even(dtype, n):
     counts = d_counts.copy_to_host()
     assert_equal_exact(counts[:bins], expected.astype(np.uint32), "histogram")
     assert counts[bins] == 99, "a counter past bins was written"
+    # again, into garbage: the call's counters start from zero, not from the last call's
+    d_counts = cuda.to_device(np.full(bins + 1, 5, np.uint32))
+    coop.device.histogram_even(cuda.to_device(x[::-1].copy()), d_counts, bins, lower, upper)
+    assert_equal_exact(d_counts.copy_to_host()[:bins], expected.astype(np.uint32), "histogram, called again")
 
 
 def test_histogram_many_bins():
     """More bins than shared memory holds: counted in global memory."""
     x = np.random.default_rng(12).integers(0, 5000, 3000).astype(np.int32)
     d_counts = cuda.device_array(5000, np.int64)
-    coop.device.histogram_even(cuda.to_device(x), d_counts, 5000, 0, 5000)
-    assert_equal_exact(d_counts.copy_to_host(), np.bincount(x, minlength=5000), "histogram, 5000 bins")
+    for call in range(2):  # (the second call's counters start from zero too)
+        coop.device.histogram_even(cuda.to_device(x), d_counts, 5000, 0, 5000)
+        assert_equal_exact(d_counts.copy_to_host(), np.bincount(x, minlength=5000), f"histogram, 5000 bins, {call}")
 
 
 @pytest.mark.parametrize("n", SIZES)

@@ -118,7 +118,9 @@ def test_sizes():
     small, large = (coop.device.temp_storage_bytes(coop.device.inclusive_sum, x[:n], out) for n in (100, N))
     assert 0 < small <= large
     assert coop.device.temp_storage_bytes(coop.device.inclusive_sum, x[:0], out) == 0
-    assert coop.device.temp_storage_bytes(coop.device.histogram_even, x, out, 4, 0, 8) == 0
+    # (histogram_even's bins + 1 global counters, one aligned region; none without samples)
+    assert coop.device.temp_storage_bytes(coop.device.histogram_even, x, out, 4, 0, 8) == 256
+    assert coop.device.temp_storage_bytes(coop.device.histogram_even, x[:0], out, 4, 0, 8) == 0
 
 
 def test_too_small_or_wrong_is_refused_before_any_launch():

@@ -4,11 +4,11 @@
   thread per CUDA thread).
 - ``items_per_thread(tile_bytes, *dtypes)``: items per thread when each thread's share of
   a tile is ``tile_bytes`` of the widest of ``dtypes`` (at least one).
-- ``tile_loader`` / ``tile_storer(threads, items_per_thread)`` give ``load(src,
-  items, valid, temp_storage)`` / ``store(dst, items, valid, temp_storage)``,
-  coop.block.load / store with "warp_transpose" (CUB's choice for its scan and select
-  agents), unguarded for a full tile (``valid`` = the tile's size) and with
-  ``valid_items`` for the last one.
+- ``tile_loader`` / ``tile_storer(threads, items_per_thread, algorithm="warp_transpose")``
+  give ``load(src, items, valid, temp_storage)`` / ``store(dst, items, valid,
+  temp_storage)``, coop.block.load / store with ``algorithm`` ("warp_transpose" is CUB's
+  choice for its scan agents), unguarded for a full tile (``valid`` = the tile's size)
+  and with ``valid_items`` for the last one.
 """
 
 import functools
@@ -28,28 +28,28 @@ def items_per_thread(tile_bytes, *dtypes):
     return max(1, tile_bytes // max(np.dtype(dtype).itemsize for dtype in dtypes))
 
 
-def _whole_or_partial(access, threads, items_per_thread):
+def _whole_or_partial(access, threads, items_per_thread, algorithm):
     """``move(array, items, valid, temp_storage)``: ``access`` (coop.block.load or store)
-    of a tile, "warp_transpose", unguarded when ``valid`` is the whole tile."""
+    of a tile with ``algorithm``, unguarded when ``valid`` is the whole tile."""
     tile_size = threads * items_per_thread
 
     @cuda.jit(device=True)
     def move(array, items, valid, temp_storage):
         if valid == tile_size:
-            access(array, items, threads=threads, items_per_thread=items_per_thread, algorithm="warp_transpose",
+            access(array, items, threads=threads, items_per_thread=items_per_thread, algorithm=algorithm,
                    temp_storage=temp_storage)
         else:
-            access(array, items, threads=threads, items_per_thread=items_per_thread, algorithm="warp_transpose",
+            access(array, items, threads=threads, items_per_thread=items_per_thread, algorithm=algorithm,
                    valid_items=valid, temp_storage=temp_storage)
 
     return move
 
 
 @functools.lru_cache(maxsize=None)
-def tile_loader(threads, items_per_thread):
-    return _whole_or_partial(coop.block.load, threads, items_per_thread)
+def tile_loader(threads, items_per_thread, algorithm="warp_transpose"):
+    return _whole_or_partial(coop.block.load, threads, items_per_thread, algorithm)
 
 
 @functools.lru_cache(maxsize=None)
-def tile_storer(threads, items_per_thread):
-    return _whole_or_partial(coop.block.store, threads, items_per_thread)
+def tile_storer(threads, items_per_thread, algorithm="warp_transpose"):
+    return _whole_or_partial(coop.block.store, threads, items_per_thread, algorithm)

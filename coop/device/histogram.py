@@ -4,8 +4,11 @@
 One kernel over a grid that fills the GPU once: each block loads tile after tile
 (``coop.block.load``, "striped"), maps each sample to its bin, counts the tile
 into the block's shared counters (``coop.block.histogram``, "atomic", accumulating), and
-at the end adds its counters to ``d_histogram`` with one atomic add per bin. With more
-bins than fit shared memory, the blocks count into ``d_histogram`` directly.
+at the end adds its counters to global ones with one atomic add per bin. With more bins
+than fit shared memory, the blocks count into the global counters directly. The global
+counters are a temporary kept zeroed between calls: the last block to finish
+(``coop.device._lookback.arrive``) copies them to ``d_histogram`` and zeroes them, so a
+call is one launch (``d_histogram`` needs no zeroing first).
 """
 
 import functools
@@ -19,7 +22,8 @@ from coop.device._tiles import BLOCK_THREADS, items_per_thread
 from coop._core.constants import without_dead_branches
 from coop._core.scratch import striped_steps
 from coop.device._host import (device_array, documented, fill_zero, launch, launch_stream, resident_blocks,
-                               takes_temp_storage)
+                               takes_temp_storage, temporary_with_state)
+from coop.device._lookback import arrive
 
 __all__ = ["histogram_even"]
 
@@ -40,8 +44,9 @@ def _histogram_kernel(sample_dtype, counter_dtype, bins):
     position_type = np.float32 if narrow else np.float64
     steps, exact = striped_steps(bins, THREADS)
 
-    def histogram_kernel(d_samples, n, d_histogram, lower, scale):
+    def histogram_kernel(d_samples, n, d_histogram, totals, lower, scale):
         counters = cuda.shared.array(bins if shared else 1, counter_type)
+        last = cuda.shared.array(1, np.int32)
         samples = cuda.local.array(n_items, sample_type)
         indices = cuda.local.array(n_items, np.int32)
         rank = cuda.threadIdx.x
@@ -49,6 +54,7 @@ def _histogram_kernel(sample_dtype, counter_dtype, bins):
             for k in range(steps):
                 if exact or rank + k * THREADS < bins:
                     counters[rank + k * THREADS] = 0
+            cuda.syncthreads()  # (every counter zeroed before any thread counts: "atomic" has no barrier)
         for base in range(cuda.blockIdx.x * tile_size, n, cuda.gridDim.x * tile_size):
             valid = min(n - base, tile_size)
             # (striped: coalesced, and no exchange, as the order of the samples is free)
@@ -68,14 +74,25 @@ def _histogram_kernel(sample_dtype, counter_dtype, bins):
                 coop.block.histogram(indices, counters, bins, threads=THREADS, items_per_thread=n_items,
                                      accumulate=True)
             else:
-                coop.block.histogram(indices, d_histogram, bins, threads=THREADS, items_per_thread=n_items,
+                coop.block.histogram(indices, totals, bins, threads=THREADS, items_per_thread=n_items,
                                      accumulate=True)
         if shared:
             cuda.syncthreads()
             for k in range(steps):
                 b = rank + k * THREADS
                 if (exact or b < bins) and counters[b] != 0:
-                    cuda.atomic.add(d_histogram, b, counters[b])
+                    cuda.atomic.add(totals, b, counters[b])
+        # The last block to arrive hands the totals over, and zeroes them for the next call.
+        cuda.threadfence()  # (this thread's additions, before the block's arrival)
+        cuda.syncthreads()
+        if rank == 0:
+            arrive(totals, bins, last)
+        cuda.syncthreads()
+        if last[0]:
+            cuda.threadfence()
+            for b in range(rank, bins, THREADS):
+                d_histogram[b] = totals[b]
+                totals[b] = 0
 
     return cuda.jit(without_dead_branches(histogram_kernel)), tile_size, position_type
 
@@ -142,9 +159,15 @@ def histogram_even(d_samples, d_histogram, bins, lower, upper, stream=None, temp
         raise ValueError(f"coop.device.{function}: upper ({upper}) must be greater than lower ({lower})")
     stream = launch_stream(stream)
     kernel, tile_size, position_type = _histogram_kernel(d_samples.dtype, d_histogram.dtype, bins)
-    fill_zero(d_histogram, bins, stream)
     n = d_samples.size
-    if n:
-        blocks = min(resident_blocks(THREADS), -(-n // tile_size))
-        launch(kernel, blocks, THREADS, stream, d_samples, n, d_histogram, position_type(lower),
-               position_type(bins / (upper - lower)))
+    if n == 0:
+        fill_zero(d_histogram, bins, stream)
+        return
+    # the global counters, and the count of blocks arrived in the last
+    totals, state = temporary_with_state("histogram_even.totals", bins + 1, d_histogram.dtype, stream)
+    if not state:  # (new: zeroed once; each call's last block zeroes them again)
+        fill_zero(totals, bins + 1, stream)
+        state["zeroed"] = True
+    blocks = min(resident_blocks(THREADS), -(-n // tile_size))
+    launch(kernel, blocks, THREADS, stream, d_samples, n, d_histogram, totals, position_type(lower),
+           position_type(bins / (upper - lower)))

@@ -2,16 +2,18 @@
 ``select(d_in, d_out, predicate)``, ``select_flagged(d_in, flags, d_out)`` and
 ``partition(d_in, d_out, predicate)``, each returning the number selected.
 
-One kernel, one tile per block, in claiming order: a block loads its tile
-(``coop.block.load``), flags its items, counts each thread's selected items, and an
+One kernel, one tile per block, in claiming order: a block loads its tile (and its
+flags) blocked with vector loads (``coop.block.load``, "vectorize"), flags its items, counts each thread's selected items, and an
 exclusive sum of the counts over the block, seeded by the decoupled look-back
 (``coop.device._lookback.tile_prefix``: the selected items of every tile before it),
 gives each thread the output position of its first selected item; each thread then
-puts its selected items in order in shared memory, from where the block writes them to
-``d_out`` coalesced (consecutive threads, consecutive items). A partition writes the rejected items too,
+puts its selected items in order in shared memory (the scratch the scan used, CUB's
+union), from where the block writes them to ``d_out`` coalesced (consecutive threads,
+consecutive items). A partition writes the rejected items too,
 from the end of ``d_out`` backwards (CUB's DevicePartition::If: the selected in input
 order at the front, the rejected in reverse input order at the back). The last tile's
-block writes the count.
+block writes the count: to the caller's ``d_num_selected_out``, or to a temporary the
+call then reads (waiting for the GPU) and returns.
 """
 
 import functools
@@ -30,30 +32,47 @@ from coop.device._lookback import TileStates, claim_tile, tile_prefix
 __all__ = ["select", "select_flagged", "partition"]
 
 THREADS = BLOCK_THREADS
-TILE_BYTES_PER_THREAD = 16 if SIMULATOR else 64  # (measured on an H100: 32 and 48 slower, 128 to 512 threads alike)
+# Items per thread for 4-byte items, fewer for wider ones and no more for narrower ones
+# (CUB's nominal 4-byte items), by flags and by predicate. Measured on an H100 (int32
+# items, one-byte flags, 2^24 and 2^28 items, 128 to 512 threads of 16 to 32 items):
+# 256 threads of 24 (flags) and 32 (predicate) items, both loaded "vectorize"; by flags,
+# launch bounds of 4 blocks an SM (61 registers, no spills: 5-9% faster than 68 registers'
+# 3 blocks; with a predicate, 4 blocks spill and gain 1-7%: none).
+NOMINAL_ITEMS = {"flags": 4, "predicate": 4} if SIMULATOR else {"flags": 24, "predicate": 32}
+BLOCKS_PER_SM = {"flags": 4, "predicate": None}
+ITEMS_ALGORITHM = "vectorize"
+FLAGS_ALGORITHM = "vectorize"  # (one-byte flags: 16 to a 16-byte load, and no exchange of bytes)
 
 
 @functools.lru_cache(maxsize=None)
-def _select_kernel(predicate, in_dtype, flag_dtype, count_dtype, partition):
+def _select_kernel(predicate, in_dtype, flag_dtype, count_dtype, partition, threads=THREADS, n_items=None,
+                   items_algorithm=ITEMS_ALGORITHM, flags_algorithm=FLAGS_ALGORITHM, blocks_per_sm=False):
     """The kernel for items of ``in_dtype`` chosen by ``predicate`` (None: by a flags
     array of ``flag_dtype``), counted in ``count_dtype``."""
     in_type, count_type = np.dtype(in_dtype), np.dtype(count_dtype)
+    # (tile positions as unsigned: Numba adds a negative-index fix-up to each signed index)
+    index = np.uint32 if count_type.itemsize == 4 else np.uint64
     flagged = predicate is None
     flag_type = np.dtype(flag_dtype if flagged else np.uint8)
-    n_items = items_per_thread(TILE_BYTES_PER_THREAD, in_type)
-    tile_size = THREADS * n_items
+    chosen_by = "flags" if flagged else "predicate"
+    n_items = n_items or min(NOMINAL_ITEMS[chosen_by], items_per_thread(4 * NOMINAL_ITEMS[chosen_by], in_type))
+    if blocks_per_sm is False:
+        blocks_per_sm = BLOCKS_PER_SM[chosen_by]
+    tile_size = threads * n_items
     temp_bytes = max(
-        coop.block.load.temp_storage_bytes(in_type, THREADS, n_items, algorithm="warp_transpose"),
-        coop.block.load.temp_storage_bytes(flag_type, THREADS, n_items, algorithm="warp_transpose"),
-        coop.block.exclusive_sum.temp_storage_bytes(count_type, THREADS),
+        coop.block.load.temp_storage_bytes(in_type, threads, n_items, algorithm=items_algorithm),
+        coop.block.load.temp_storage_bytes(flag_type, threads, n_items, algorithm=flags_algorithm),
+        coop.block.exclusive_sum.temp_storage_bytes(count_type, threads),
+        tile_size * in_type.itemsize,  # (the compacted tile, once the others are done: CUB's union)
     )
-    load = tile_loader(THREADS, n_items)  # (items and flags alike)
+    load_items = tile_loader(threads, n_items, items_algorithm)
+    load_flags = tile_loader(threads, n_items, flags_algorithm)
     prefix = tile_prefix(coop.ops.add, count_type)
     zero = count_type.type(0)
 
     def select_kernel(d_in, flags, d_out, count, n, status, aggregates, inclusives, epoch):
         temp = cuda.shared.array(temp_bytes, np.uint8, alignment=16)
-        compacted = cuda.shared.array(tile_size, in_type)
+        compacted = temp.view(in_type)
         tile_slot = cuda.shared.array(1, np.int32)
         tile_span = cuda.shared.array(2, count_type)
         items = cuda.local.array(n_items, in_type)
@@ -61,9 +80,9 @@ def _select_kernel(predicate, in_dtype, flag_dtype, count_dtype, partition):
         tile = claim_tile(status, (n + tile_size - 1) // tile_size, tile_slot)
         base = tile * tile_size
         valid = min(n - base, tile_size)
-        load(d_in[base:], items, valid, temp)
+        load_items(d_in[base:], items, valid, temp)
         if flagged:
-            load(flags[base:], chosen, valid, temp)
+            load_flags(flags[base:], chosen, valid, temp)
         first = cuda.threadIdx.x * n_items  # (blocked: the thread's items' tile positions)
         selected = zero
         for i in range(n_items):
@@ -75,37 +94,39 @@ def _select_kernel(predicate, in_dtype, flag_dtype, count_dtype, partition):
             chosen[i] = keep
             selected = count_type.type(selected + keep)  # (Numba would widen an int32 sum to int64)
         state = (status, aggregates, inclusives, tile, epoch, zero)
-        before = coop.block.exclusive_sum(selected, prefix_op=prefix, prefix_state=state, threads=THREADS,
+        before = coop.block.exclusive_sum(selected, prefix_op=prefix, prefix_state=state, threads=threads,
                                           temp_storage=temp)
         # The tile's selected items are compacted in shared memory, then written with
         # consecutive threads on consecutive items (CUB's two-phase scatter).
         rank = cuda.threadIdx.x
         if rank == 0:
             tile_span[0] = before
-        if rank == THREADS - 1:
+        if rank == threads - 1:
             tile_span[1] = before + selected
         cuda.syncthreads()
         start, end = tile_span[0], tile_span[1]
-        position = before
+        position = index(before - start)
         for i in range(n_items):
             if chosen[i]:
-                compacted[position - start] = items[i]
-                position += 1
+                compacted[position] = items[i]
+                position += index(1)
             elif partition and (valid == tile_size or first + i < valid):
-                # rejected: the (base + first + i - position)-th rejected item so far
-                d_out[n - 1 - (base + first + i - position)] = items[i]
+                # rejected: the (base + first + i - start - position)-th rejected item so far
+                d_out[n - 1 - (base + first + i - start - count_type.type(position))] = items[i]
         cuda.syncthreads()
+        in_tile, out = index(end - start), d_out[start:]
         for i in range(n_items):
-            slot = rank + i * THREADS
-            if slot < end - start:
-                d_out[start + slot] = compacted[slot]
-        if base + valid == n and rank == THREADS - 1:
+            slot = index(rank + i * threads)
+            if slot < in_tile:
+                out[slot] = compacted[slot]
+        if base + valid == n and rank == threads - 1:
             count[0] = end
 
-    return cuda.jit(without_dead_branches(select_kernel)), tile_size
+    jit = cuda.jit if SIMULATOR or not blocks_per_sm else cuda.jit(launch_bounds=(threads, blocks_per_sm))
+    return jit(without_dead_branches(select_kernel)), tile_size
 
 
-def _select(function, d_in, flags, d_out, predicate, partition, stream):
+def _select(function, d_in, flags, d_out, predicate, partition, d_num_selected_out, stream):
     d_in = device_array(function, "d_in", d_in)
     d_out = device_array(function, "d_out", d_out)
     n = d_in.size
@@ -119,10 +140,17 @@ def _select(function, d_in, flags, d_out, predicate, partition, stream):
     if d_out.dtype != d_in.dtype:
         raise TypeError(f"coop.device.{function}: d_out's dtype {d_out.dtype} differs from d_in's {d_in.dtype} "
                         "(the selected items are copied as they are)")
+    if d_num_selected_out is not None:
+        count = device_array(function, "d_num_selected_out", d_num_selected_out)
+        check_length(function, "d_num_selected_out", count, 1)
+        if count.dtype.kind not in "iu" or count.dtype.itemsize < (4 if n < 2**31 else 8):
+            raise TypeError(f"coop.device.{function}: d_num_selected_out must be of an integer dtype of at least "
+                            f"32 bits (64 from 2^31 items on), got {count.dtype}")
     if predicate is not None:
         predicate = device_operator(function, "predicate", predicate)
     stream = launch_stream(stream)
-    count = temporary("count", 1, np.int64, stream)
+    if d_num_selected_out is None:
+        count = temporary("count", 1, np.int64, stream)
     if n:
         count_type = np.int32 if n < 2**31 else np.int64
         kernel, tile_size = _select_kernel(predicate, d_in.dtype, flags.dtype if flags is not None else None,
@@ -133,12 +161,13 @@ def _select(function, d_in, flags, d_out, predicate, partition, stream):
         launch(kernel, tiles, THREADS, stream, d_in, flag_array, d_out, count, n, *states.arrays, states.epoch)
     else:
         fill_zero(count, 1, stream)
-    return int(count.copy_to_host(stream=stream)[0])
+    if d_num_selected_out is None:
+        return int(count.copy_to_host(stream=stream)[0])
 
 
 @documented
 @takes_temp_storage
-def select(d_in, d_out, predicate, stream=None, temp_storage=None):
+def select(d_in, d_out, predicate, d_num_selected_out=None, stream=None, temp_storage=None):
     """Copy the items of ``d_in`` for which ``predicate`` is true to the front of
     ``d_out``, in order (CUB DeviceSelect::If).
 
@@ -153,6 +182,12 @@ def select(d_in, d_out, predicate, stream=None, temp_storage=None):
     predicate : function
         ``predicate(item) -> bool``: a lambda or function (compiled for the device), or
         a ``@cuda.jit(device=True)`` function.
+    d_num_selected_out : device array, optional
+        Where the kernel writes the number selected, in its first item (CUB's
+        ``d_num_selected_out``; an integer dtype of at least 32 bits, 64 from 2^31
+        items on). Given, the call returns ``None`` at once, without waiting for the GPU
+        (the way to chain calls on a stream); without it, the call waits and returns the
+        number.
     stream : stream, optional
         {device_stream}
     temp_storage : device array, optional
@@ -160,8 +195,9 @@ def select(d_in, d_out, predicate, stream=None, temp_storage=None):
 
     Returns
     -------
-    int
-        The number of items selected (the call waits for the GPU to read it).
+    int or None
+        The number of items selected (the call waits for the GPU to read it), or
+        ``None`` with ``d_num_selected_out``.
 
     Example
     -------
@@ -177,12 +213,12 @@ def select(d_in, d_out, predicate, stream=None, temp_storage=None):
         assert count == (x % 2 == 0).sum()
         assert (d_out.copy_to_host()[:count] == x[x % 2 == 0]).all()
     """
-    return _select("select", d_in, None, d_out, predicate, False, stream)
+    return _select("select", d_in, None, d_out, predicate, False, d_num_selected_out, stream)
 
 
 @documented
 @takes_temp_storage
-def select_flagged(d_in, flags, d_out, stream=None, temp_storage=None):
+def select_flagged(d_in, flags, d_out, d_num_selected_out=None, stream=None, temp_storage=None):
     """Copy the items of ``d_in`` whose flag is nonzero to the front of ``d_out``, in
     order (CUB DeviceSelect::Flagged).
 
@@ -192,12 +228,13 @@ def select_flagged(d_in, flags, d_out, stream=None, temp_storage=None):
         The items (as in ``coop.device.select``).
     flags : device array
         One flag per item, of a bool or integer dtype.
-    d_out, stream, temp_storage : as in ``coop.device.select``
+    d_out, d_num_selected_out, stream, temp_storage : as in ``coop.device.select``
 
     Returns
     -------
-    int
-        The number of items selected (the call waits for the GPU to read it).
+    int or None
+        The number of items selected (the call waits for the GPU to read it), or
+        ``None`` with ``d_num_selected_out``.
 
     Example
     -------
@@ -213,27 +250,27 @@ def select_flagged(d_in, flags, d_out, stream=None, temp_storage=None):
         count = coop.device.select_flagged(cuda.to_device(x), cuda.to_device(keep), d_out)
         assert (d_out.copy_to_host()[:count] == x[keep]).all()
     """
-    return _select("select_flagged", d_in, flags, d_out, None, False, stream)
+    return _select("select_flagged", d_in, flags, d_out, None, False, d_num_selected_out, stream)
 
 
 @documented
 @takes_temp_storage
-def partition(d_in, d_out, predicate, stream=None, temp_storage=None):
+def partition(d_in, d_out, predicate, d_num_selected_out=None, stream=None, temp_storage=None):
     """Split ``d_in`` by ``predicate`` into ``d_out``: the selected items in order at the
     front, the rejected ones in reverse order at the back (CUB DevicePartition::If).
 
     Parameters
     ----------
-    d_in, predicate, stream, temp_storage : as in ``coop.device.select``
+    d_in, predicate, d_num_selected_out, stream, temp_storage : as in ``coop.device.select``
     d_out : device array
         Of ``d_in``'s dtype and at least its length.
 
     Returns
     -------
-    int
+    int or None
         The number of items selected, ``k``: ``d_out[:k]`` are the selected items in
         input order, ``d_out[k:n][::-1]`` the rejected ones in input order (the call
-        waits for the GPU to read it).
+        waits for the GPU to read it; ``None`` with ``d_num_selected_out``).
 
     Example
     -------
@@ -249,4 +286,4 @@ def partition(d_in, d_out, predicate, stream=None, temp_storage=None):
         out = d_out.copy_to_host()
         assert (out[:k] == x[x < 0]).all() and (out[k:][::-1] == x[x >= 0]).all()
     """
-    return _select("partition", d_in, None, d_out, predicate, True, stream)
+    return _select("partition", d_in, None, d_out, predicate, True, d_num_selected_out, stream)
