@@ -222,6 +222,26 @@ def test_select_and_partition(dtype, n):
     assert_equal_exact(out[count:][::-1], x[x > 0], "partition, device count, rejected (reversed)")
 
 
+@pytest.mark.parametrize("dtype", (np.int8, np.uint16, np.float16, np.float64, np.bool_, np.complex64, np.complex128),
+                         ids=dtype_id)
+def test_select_item_types(dtype):
+    """Items of every width and kind through the vector loads and the compacted tile (a view
+    of the kernel's scratch as the items' type)."""
+    rng = np.random.default_rng(21)
+    n = 300
+    x = (rng.integers(0, 3, n) + (1j if np.dtype(dtype).kind == "c" else 0)).astype(dtype)
+    keep = rng.random(n) < 0.4
+    d_x, d_out = cuda.to_device(x), cuda.device_array(n, dtype)
+    count = coop.device.select_flagged(d_x, cuda.to_device(keep), d_out)
+    assert count == keep.sum()
+    assert_equal_exact(d_out.copy_to_host()[:count], x[keep], "select_flagged")
+    count = coop.device.partition(d_x, d_out, lambda v: v != 0)
+    out, chosen = d_out.copy_to_host(), x != 0
+    assert count == chosen.sum()
+    assert_equal_exact(out[:count], x[chosen], "partition, selected")
+    assert_equal_exact(out[count:][::-1], x[~chosen], "partition, rejected (reversed)")
+
+
 def test_select_bad_input():
     d_x = cuda.to_device(np.arange(10, dtype=np.int32))
     with pytest.raises(TypeError, match=r"coop.device.select: d_out's dtype int64 differs from d_in's int32"):

@@ -65,6 +65,7 @@ def _select_kernel(predicate, in_dtype, flag_dtype, count_dtype, partition, thre
         coop.block.exclusive_sum.temp_storage_bytes(count_type, threads),
         tile_size * in_type.itemsize,  # (the compacted tile, once the others are done: CUB's union)
     )
+    temp_bytes = -(-temp_bytes // 16) * 16  # (whole items of any type: the compacted tile is a view)
     load_items = tile_loader(threads, n_items, items_algorithm)
     load_flags = tile_loader(threads, n_items, flags_algorithm)
     prefix = tile_prefix(coop.ops.add, count_type)
