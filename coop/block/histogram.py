@@ -182,7 +182,7 @@ def _sort_counter(sig, item_type, block, n, bins, counter, partial, accumulate, 
                 keys[i] = bins
             else:
                 keys[i] = item
-        sort((), (keys,), (), 0, bits, buffer)
+        sort((keys,), (), 0, bits, buffer)
         cuda.syncthreads()  # the sort's last reads of the buffer are done
         for k in range(steps):
             b = rank + k * block

@@ -44,7 +44,7 @@ from coop._core import radix
 from coop._core.algorithm import Algorithm, choose
 from coop._core.backend import cuda
 from coop._core.exchange import STATIC_SHARED_LIMIT, rank_items, required_items_per_thread, required_threads, warp_mask
-from coop._core.items import items_or_tuple
+from coop._core.items import items_or_tuple, local_arrays
 from coop._core.misuse import size_check
 from coop._core.scratch import (Region, Struct, Union, atomic_add, block_rank, load_pair, loader, storage, store,
                                 store_pair, striped_steps)
@@ -877,13 +877,13 @@ def radix_sort(keys, values=None, threads=None, items_per_thread=None, begin_bit
         value_arrays = as_value_arrays(values)
         check_keys(key_arrays, None, None)
         check_values(value_arrays, None, None)
-        sort_words((), key_arrays, value_arrays, begin_bit, end_of(end_bit), scratch(temp_storage))
+        sort_words(key_arrays, value_arrays, begin_bit, end_of(end_bit), scratch(temp_storage))
 
     return impl
 
 
 def tile_sorter(sig, key_types, value_types, threads, items_per_thread, radix_bits, descending, striped, layout):
-    """The sort as a building block: a device function ``sort((), key_arrays,
+    """The sort as a building block: a device function ``sort(key_arrays,
     value_arrays, begin_bit, end_bit, buffer)`` sorting a block's tile of keys of
     ``key_types`` (a tuple of items arrays, one per member, most significant first),
     and values of ``value_types`` with them, by bits ``begin_bit`` to ``end_bit`` of
@@ -910,13 +910,16 @@ def tile_sorter(sig, key_types, value_types, threads, items_per_thread, radix_bi
     fill_words = _each([_word_filler(word, n) for word in words])
     fill_keys = _each([_key_filler(word, n) for word in words])
 
-    def body(word_arrays, key_arrays, value_arrays, begin_bit, end_bit, buffer):
+    allocate_words = local_arrays(n, [np.dtype(str(word.bits_type)) for word in words])
+
+    def sort(key_arrays, value_arrays, begin_bit, end_bit, buffer):
+        word_arrays = allocate_words()
         fill_words(word_arrays, key_arrays, None)
         ranks = cuda.local.array(n, np.int32)
         passes(word_arrays, word_arrays + value_arrays, ranks, begin_bit, end_bit, buffer)
         fill_keys(word_arrays, key_arrays, None)
 
-    return _with_local_arrays([np.dtype(str(word.bits_type)) for word in words], n, device_function(body))
+    return device_function(sort)
 
 
 def _word_passes(index, word, rank, radix_bits, scatter_all, scatter_all_last, last):
@@ -1029,20 +1032,6 @@ def _sequence(fns):
     def run(*args):
         head(*args)
         tail(*args)
-
-    return device_function(run)
-
-
-def _with_local_arrays(dtypes, n, body):
-    """A device function ``run(arrays, *args)`` making one ``cuda.local.array(n, dtype)``
-    per dtype, appended to the tuple ``arrays``, then calling ``body(arrays, *args)``
-    (a device function may not return an array it makes, but may pass it on)."""
-    if not dtypes:
-        return body
-    dtype, inner = dtypes[0], _with_local_arrays(dtypes[1:], n, body)
-
-    def run(arrays, *args):
-        inner(arrays + (cuda.local.array(n, dtype),), *args)
 
     return device_function(run)
 
