@@ -27,8 +27,10 @@ Algorithms (named as benchmarks/cub_device.cu names them, so that the rows pair 
 - radix_sort_keys, radix_sort_pairs: ``coop.device.radix_sort`` / ``cub::DeviceRadixSort::SortKeys``,
   ``SortPairs`` / ``cupy.sort`` (keys only), uint32 keys, all 32 bits; the pairs' values are
   the keys' positions 0, 1, ..., n - 1 (uint32). Skipped on coop's side where coop.device has no
-  ``radix_sort`` yet. coop's sorts in place, CUB's here out of place (keys_in -> keys_out,
-  its input never written). So that each of coop's timed calls sorts the same input, its
+  ``radix_sort`` yet. CUB's sorts here out of place (keys_in -> keys_out, its input never
+  written), and so does coop's where its radix_sort takes ``d_keys_out=`` (impl "coop_out":
+  the input sorted into the work buffer below, no copy; the table's line "out of place").
+  coop's main rows sort in place. So that each of those timed calls sorts the same input, its
   call is a device-to-device copy of the input (kept untouched on the device) into a work
   buffer (keys, and the positions too for the pairs: ``work.copy_to_device(input)``,
   cuMemcpyDtoD on the legacy default stream, which does not wait on the host) followed by the
@@ -78,7 +80,7 @@ carries each key to its place (the CUB side's check: not stability).
 The CUB side, benchmarks/cub_device.cu, is built with nvcc (headers from $CCCL_INCLUDE)
 while coop and CuPy are timed, then run with the same sizes; the rows of the requested
 algorithms are kept. Writes DIR/device.jsonl, one line per (impl, algorithm, dtype, n):
-impl ("coop", "coop_count", "cub", "cupy", "copy"), algorithm, dtype, n, seconds (per call), gitems (n /
+impl ("coop", "coop_count", "coop_out", "cub", "cupy", "copy"), algorithm, dtype, n, seconds (per call), gitems (n /
 seconds / 1e9; Gkeys/s for the sorts), gbytes (the CUB side's nominal bytes read and written,
 / seconds / 1e9: 4n + 4 for reduce_sum, 8n for the scans, 5n + 4k for select_flagged and
 4n + 4k for select_if with k items selected, 4n for histogram_even and segmented_reduce_sum,
@@ -94,6 +96,7 @@ the last whole segment are not summed, as on the CUB side).
 """
 
 import argparse
+import inspect
 import json
 import os
 import pathlib
@@ -280,10 +283,12 @@ def measure(impl, algorithm, x, expected, call, output, sim):
 
 def poisoned(dtype, size):
     """A device output that no result can leave as it is by chance: -1 (no sum, count or
-    selected item here is negative) or NaN."""
+    selected item here is negative), NaN, or for unsigned integers their largest value (a
+    sorted output is not all of it)."""
     from numba import cuda
 
-    return cuda.to_device(np.full(size, np.nan if np.dtype(dtype).kind == "f" else -1, dtype))
+    kind = np.dtype(dtype).kind
+    return cuda.to_device(np.full(size, np.nan if kind == "f" else np.iinfo(dtype).max if kind == "u" else -1, dtype))
 
 
 def cupy_view(cupy, d_array):
@@ -388,6 +393,23 @@ def implementations(algorithm, x, d_x, cupy):
                 output = d_keys.copy_to_host
             yield "copy", algorithm + COPY, copy, output
             yield "coop", algorithm, coop_sort, output
+            if "d_keys_out" in inspect.signature(coop.device.radix_sort).parameters:
+                # (outputs of its own, poisoned: the in-place rows' sorted work buffers cannot pass for its result)
+                d_keys_out = poisoned(x.dtype, n)
+                if pairs:
+                    d_values_out = poisoned(np.uint32, n)
+
+                    def coop_sort_out_of_place():  # (d_x and the positions left as they are: no copy)
+                        coop.device.radix_sort(d_x, d_positions, d_keys_out=d_keys_out, d_values_out=d_values_out)
+
+                    def output_out_of_place():
+                        return d_keys_out.copy_to_host(), d_values_out.copy_to_host()
+                else:
+                    def coop_sort_out_of_place():
+                        coop.device.radix_sort(d_x, d_keys_out=d_keys_out)
+
+                    output_out_of_place = d_keys_out.copy_to_host
+                yield "coop_out", algorithm, coop_sort_out_of_place, output_out_of_place
         if cupy is not None and not pairs:
             c_x = cupy_view(cupy, d_x)
 
@@ -484,6 +506,12 @@ def table(rows):
             lines.append(f"| ↳ coop returning the count (the call waits) | {dtype} | 2^{n.bit_length() - 1} "
                          f"| {gbytes(waiting)} | {gbytes(cub)} | {gbytes(cupy)} | {ratio(waiting, cub, bold=True)} "
                          f"| {ratio(waiting, cupy)} | {number(waiting.get('host_us_per_call'))} |")
+        out_of_place = by_key.get(("coop_out", algorithm, dtype, n))
+        if out_of_place:
+            lines.append(f"| ↳ coop out of place (d_keys_out=, no copy) | {dtype} | 2^{n.bit_length() - 1} "
+                         f"| {gbytes(out_of_place)} | {gbytes(cub)} | {gbytes(cupy)} "
+                         f"| {ratio(out_of_place, cub, bold=True)} | {ratio(out_of_place, cupy)} "
+                         f"| {number(out_of_place.get('host_us_per_call'))} |")
         copy = by_key.get(("copy", algorithm + COPY, dtype, n))
         if coop and copy and coop["seconds"] and copy["seconds"]:
             seconds = coop["seconds"] - copy["seconds"]

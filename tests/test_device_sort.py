@@ -93,6 +93,40 @@ def test_values_wider_than_keys_and_in_place_aliases():
     assert_equal_exact(got[n:], values[n:], "the values past the keys")
 
 
+@pytest.mark.parametrize("n", SIZES)
+@pytest.mark.parametrize("begin,end", [(0, 32), (9, 32), (0, 12), (3, 8), (7, 7)])  # (4, 3, 2, 1 and 0 passes)
+def test_out_of_place(begin, end, n):
+    """Into d_keys_out / d_values_out: the inputs unchanged, nothing past the outputs'
+    first n items written, whatever the number of passes (none: a copy)."""
+    keys = keys_of(np.uint32, n, seed=n + begin + 31 * end)
+    values = np.arange(n, dtype=np.int64) * 3
+    order = expected_order(keys, begin, end, False)
+    d_keys, d_values = cuda.to_device(keys), cuda.to_device(values)
+    d_keys_out = cuda.to_device(np.full(n + 3, 7, np.uint32))
+    d_values_out = cuda.to_device(np.full(n + 3, -1, np.int64))
+    what = f"radix_sort out of place, n={n}, bits {begin}..{end}"
+    coop.device.radix_sort(d_keys, d_values, begin_bit=begin, end_bit=end, d_keys_out=d_keys_out,
+                           d_values_out=d_values_out)
+    assert_equal_exact(d_keys_out.copy_to_host(), np.concatenate((keys[order], [7, 7, 7])), what + " keys")
+    assert_equal_exact(d_values_out.copy_to_host(), np.concatenate((values[order], [-1, -1, -1])), what + " values")
+    assert_equal_exact(d_keys.copy_to_host(), keys, what + ": d_keys left as it was")
+    assert_equal_exact(d_values.copy_to_host(), values, what + ": d_values left as it was")
+    d_keys_out = cuda.device_array(n, np.uint32)
+    coop.device.radix_sort(d_keys, begin_bit=begin, end_bit=end, descending=True, d_keys_out=d_keys_out)
+    descending = expected_order(keys, begin, end, True)
+    assert_equal_exact(d_keys_out.copy_to_host(), keys[descending], what + ", keys only, descending")
+    assert_equal_exact(d_keys.copy_to_host(), keys, what + ", keys only: d_keys left as it was")
+
+
+def test_outputs_that_are_the_inputs_sort_in_place():
+    keys = keys_of(np.int16, 300, seed=12)
+    d_keys, d_values = cuda.to_device(keys), cuda.to_device(np.arange(300, dtype=np.int32))
+    coop.device.radix_sort(d_keys, d_values, d_keys_out=d_keys, d_values_out=d_values)
+    order = np.argsort(keys, kind="stable")
+    assert_equal_exact(d_keys.copy_to_host(), keys[order], "keys")
+    assert_equal_exact(d_values.copy_to_host(), order.astype(np.int32), "values")
+
+
 def test_repeatable():
     n = 10**6 + 3 if FULL_MATRIX else 500
     keys = keys_of(np.float32, n, seed=9)
@@ -157,5 +191,28 @@ def test_bad_input():
         coop.device.radix_sort(d_keys, descending="yes")
     with pytest.raises(ValueError, match=r"coop.device.radix_sort: d_keys must be contiguous"):
         coop.device.radix_sort(cuda.to_device(np.arange(20, dtype=np.int32))[::2])
-    # nothing was launched: the keys are as they were
+    d_values = cuda.to_device(np.arange(10, dtype=np.int32))
+    with pytest.raises(ValueError, match=r"coop.device.radix_sort: d_values_out is given without d_keys_out"):
+        coop.device.radix_sort(d_keys, d_values, d_values_out=cuda.device_array(10, np.int32))
+    with pytest.raises(ValueError, match=r"coop.device.radix_sort: d_values_out is needed with d_keys_out and "
+                                         r"d_values"):
+        coop.device.radix_sort(d_keys, d_values, d_keys_out=cuda.device_array(10, np.int32))
+    with pytest.raises(ValueError, match=r"coop.device.radix_sort: d_values_out is given without d_values"):
+        coop.device.radix_sort(d_keys, d_keys_out=cuda.device_array(10, np.int32),
+                               d_values_out=cuda.device_array(10, np.int32))
+    with pytest.raises(TypeError, match=r"coop.device.radix_sort: d_keys_out's dtype uint32 differs from d_keys's "
+                                        r"int32"):
+        coop.device.radix_sort(d_keys, d_keys_out=cuda.device_array(10, np.uint32))
+    with pytest.raises(ValueError, match=r"coop.device.radix_sort: d_keys_out is too short: 9 items, 10 needed"):
+        coop.device.radix_sort(d_keys, d_keys_out=cuda.device_array(9, np.int32))
+    d_both = cuda.to_device(np.arange(20, dtype=np.int32))  # (an output overlapping its input: d_both[5:15])
+    with pytest.raises(ValueError, match=r"coop.device.radix_sort: d_keys_out overlaps d_keys \(it may be d_keys "
+                                         r"itself, or apart from it\)"):
+        coop.device.radix_sort(d_both[:10], d_keys_out=d_both[5:15])
+    with pytest.raises(ValueError, match=r"coop.device.radix_sort: d_keys_out and d_values_out must both be their "
+                                         r"inputs \(in place\) or both apart from them"):
+        coop.device.radix_sort(d_keys, d_values, d_keys_out=d_keys, d_values_out=cuda.device_array(10, np.int32))
+    # nothing was launched: the keys and values are as they were
     assert (d_keys.copy_to_host() == np.arange(10)).all()
+    assert (d_values.copy_to_host() == np.arange(10)).all()
+    assert (d_both.copy_to_host() == np.arange(20)).all()

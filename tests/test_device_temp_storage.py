@@ -83,12 +83,19 @@ def _sort_bits_args(n):  # an odd number of passes: the last copies back through
     return (d_keys, None, True, 2, 19), [d_keys]
 
 
+def _sort_out_of_place_args(n):  # three passes, from the input into the outputs
+    d_keys = cuda.to_device(_ints(n, 13, 0, 2**20, np.uint32))
+    d_values = cuda.to_device(np.arange(n, dtype=np.int32))
+    d_keys_out, d_values_out = cuda.device_array(n, np.uint32), cuda.device_array(n, np.int32)
+    return (d_keys, d_values, False, 2, 19, d_keys_out, d_values_out), [d_keys_out, d_values_out, d_keys]
+
+
 CALLS = [
     ("reduce", _reduce_args), ("sum", _sum_args), ("inclusive_sum", _scan_args), ("exclusive_sum", _scan_args),
     ("inclusive_scan", _op_scan_args), ("exclusive_scan", _op_scan_args), ("inclusive_scan", _tuple_scan_args),
     ("select", _select_args), ("partition", _select_args), ("select_flagged", _flagged_args),
     ("histogram_even", _histogram_args), ("segmented_reduce", _segmented_args), ("radix_sort", _sort_args),
-    ("radix_sort", _sort_bits_args),
+    ("radix_sort", _sort_bits_args), ("radix_sort", _sort_out_of_place_args),
 ]
 
 

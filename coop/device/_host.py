@@ -5,6 +5,9 @@ streams, operators given on the host, launch sizes, kernel caches and the launch
   the CUDA Array Interface (Numba, CuPy, PyTorch) taken without a copy; a host (NumPy)
   array, a non-1-D or non-contiguous one is a ``TypeError`` / ``ValueError`` naming the
   function and the parameter.
+- ``is_same_memory(function, name, array, other_name, other)``: whether two device
+  arrays are the same memory (an output given as its input); partly overlapping ones
+  are a ``ValueError``.
 - ``launch_stream(stream)``: ``stream=`` as a Numba stream: None (the default stream), a
   Numba stream, a CuPy stream (``.ptr``), a PyTorch stream (``.cuda_stream``) or a raw
   ``cudaStream_t`` handle (an int; one Numba stream kept per handle).
@@ -144,6 +147,23 @@ def device_array(function, name, x):
 def check_length(function, name, array, at_least):
     if array.size < at_least:
         raise _error(function, name, f"is too short: {array.size} items, {at_least} needed", ValueError)
+
+
+def _address(array):
+    """The first byte of a contiguous device array's memory."""
+    return array.ctypes.data if SIMULATOR else (array.device_ctypes_pointer.value or 0)
+
+
+def is_same_memory(function, name, array, other_name, other):
+    """Whether the contiguous device arrays ``array`` and ``other`` start at one address
+    (the same memory: an operation in place); a ``ValueError`` if they overlap otherwise."""
+    start, other_start = _address(array), _address(other)
+    if start == other_start:
+        return True
+    if start < other_start + other.nbytes and other_start < start + array.nbytes:
+        raise _error(function, name, f"overlaps {other_name} (it may be {other_name} itself, or apart from it)",
+                     ValueError)
+    return False
 
 
 def launch_stream(stream):

@@ -1,6 +1,7 @@
 """Device-wide radix sort (CUB's DeviceRadixSort, Onesweep: Adinets and Merrill, "Onesweep:
 A Faster Least Significant Digit Radix Sort for GPUs", 2022): ``radix_sort(d_keys,
-d_values=None, descending=False, begin_bit=0, end_bit=None)``, in place.
+d_values=None, descending=False, begin_bit=0, end_bit=None, d_keys_out=None,
+d_values_out=None)``, in place or into the outputs.
 
 Keys are sorted by their ordered bits (``coop._core.radix``: signed integers with the
 sign bit flipped, floats so that -0.0 and +0.0 sort as equal and NaNs by their bits), 8
@@ -25,8 +26,11 @@ bits a pass, least significant digit first, each pass stable. A sort of ``P`` pa
    coalesced from shared memory as CUB's ScatterKeysGlobalDirect; values follow the same
    ranks.
 
-The passes alternate between the caller's arrays and temporary ones; an odd number of
-passes ends with a copy back. A bit range whose width is not a multiple of 8 ends with a
+The passes alternate between the caller's arrays and temporary ones. In place, the first
+pass writes a temporary (it cannot write the input it reads), and an odd number of
+passes ends with a copy back; out of place, the passes start where they end in the
+output (in it for an odd number, in the temporary for an even one), and nothing is
+copied. A bit range whose width is not a multiple of 8 ends with a
 pass over the range's last 8 bits, overlapping the pass before (sorting stably again by
 bits already in order changes nothing): the passes are always 8-bit digits but for
 ranges narrower than 8 bits. The last tile is padded with keys of the largest digit in
@@ -44,8 +48,8 @@ from coop._core import radix
 from coop._core.backend import SIMULATOR
 from coop._core.constants import without_dead_branches
 from coop.block.radix import tracked_digits
-from coop.device._host import (check_length, copy_items, device_array, documented, fill_zero, launch, launch_stream,
-                               resident_blocks, takes_temp_storage, temporary, temporary_with_state)
+from coop.device._host import (check_length, copy_items, device_array, documented, fill_zero, is_same_memory, launch,
+                               launch_stream, resident_blocks, takes_temp_storage, temporary, temporary_with_state)
 from coop.device._lookback import AGGREGATE, INCLUSIVE, TileStates, arrive, claim_tile, tile_access
 from coop.device._tiles import BLOCK_THREADS
 
@@ -266,6 +270,15 @@ def _key_bits(dtype):
     return radix.key_bits(key_type) if radix.is_key_type(key_type) else None
 
 
+def _output(name, out, input_name, d_input, n):
+    out = device_array("radix_sort", name, out)
+    check_length("radix_sort", name, out, n)
+    if out.dtype != d_input.dtype:
+        raise TypeError(f"coop.device.radix_sort: {name}'s dtype {out.dtype} differs from {input_name}'s "
+                        f"{d_input.dtype}")
+    return out
+
+
 def _check_bits(name, value, low, high, key_bits):
     if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or not low <= value <= high:
         raise ValueError(f"coop.device.radix_sort: {name} must be an integer from {low} to {high} (the keys have "
@@ -275,11 +288,12 @@ def _check_bits(name, value, low, high, key_bits):
 
 @documented
 @takes_temp_storage
-def radix_sort(d_keys, d_values=None, descending=False, begin_bit=0, end_bit=None, stream=None,
-               temp_storage=None):
-    """Sort ``d_keys`` in place, and ``d_values`` with them (CUB DeviceRadixSort::SortKeys,
-    SortPairs, SortKeysDescending, SortPairsDescending): stable, by the bits
-    ``begin_bit`` to ``end_bit - 1`` of the keys' ordered bits.
+def radix_sort(d_keys, d_values=None, descending=False, begin_bit=0, end_bit=None, d_keys_out=None,
+               d_values_out=None, stream=None, temp_storage=None):
+    """Sort ``d_keys`` in place, and ``d_values`` with them, or into ``d_keys_out`` and
+    ``d_values_out`` (CUB DeviceRadixSort::SortKeys, SortPairs, SortKeysDescending,
+    SortPairsDescending): stable, by the bits ``begin_bit`` to ``end_bit - 1`` of the
+    keys' ordered bits.
 
     Parameters
     ----------
@@ -296,6 +310,13 @@ def radix_sort(d_keys, d_values=None, descending=False, begin_bit=0, end_bit=Non
     begin_bit, end_bit : int, default 0 and the keys' width
         The bits that order the keys, ``begin_bit <= end_bit``: keys equal in them keep
         their order (a range narrower than the keys is faster: a pass per 8 bits).
+    d_keys_out, d_values_out : device arrays, optional
+        Where the sorted keys and values go (CUB's out-of-place form), of the dtypes of
+        ``d_keys`` and ``d_values`` and at least as long; ``d_keys`` and ``d_values``
+        are then left as they are. ``d_values_out`` goes with ``d_keys_out`` when there
+        are values. Each must be its input itself (in place) or share no memory with it.
+        An in-place sort of an odd number of passes (a 24-bit range, 8-bit keys) ends
+        with a copy of the keys and values back; out of place, none ever does.
     stream : stream, optional
         {device_stream}
     temp_storage : device array, optional
@@ -330,6 +351,18 @@ def radix_sort(d_keys, d_values=None, descending=False, begin_bit=0, end_bit=Non
     if d_values is not None:
         d_values = device_array("radix_sort", "d_values", d_values)
         check_length("radix_sort", "d_values", d_values, n)
+    if d_values_out is not None and d_keys_out is None:
+        raise ValueError("coop.device.radix_sort: d_values_out is given without d_keys_out (the keys and values "
+                         "are sorted out of place together)")
+    if d_keys_out is not None:
+        d_keys_out = _output("d_keys_out", d_keys_out, "d_keys", d_keys, n)
+        if d_values is not None:
+            if d_values_out is None:
+                raise ValueError("coop.device.radix_sort: d_values_out is needed with d_keys_out and d_values (the "
+                                 "values are sorted out of place with the keys)")
+            d_values_out = _output("d_values_out", d_values_out, "d_values", d_values, n)
+        elif d_values_out is not None:
+            raise ValueError("coop.device.radix_sort: d_values_out is given without d_values")
     if not isinstance(descending, (bool, np.bool_)):
         raise TypeError(f"coop.device.radix_sort: descending must be a bool, got {descending!r}")
     end_bit = key_bits if end_bit is None else _check_bits("end_bit", end_bit, 0, key_bits, key_bits)
@@ -337,7 +370,17 @@ def radix_sort(d_keys, d_values=None, descending=False, begin_bit=0, end_bit=Non
     if n > MAX_ITEMS:
         raise ValueError(f"coop.device.radix_sort: d_keys has {n} items, at most {MAX_ITEMS} are supported")
     stream = launch_stream(stream)
-    if n <= 1 or begin_bit == end_bit:
+    in_place = d_keys_out is None or is_same_memory("radix_sort", "d_keys_out", d_keys_out, "d_keys", d_keys)
+    if (d_keys_out is not None and d_values is not None and
+            is_same_memory("radix_sort", "d_values_out", d_values_out, "d_values", d_values) != in_place):
+        raise ValueError("coop.device.radix_sort: d_keys_out and d_values_out must both be their inputs (in place) "
+                         "or both apart from them")
+    keys_out, values_out = (d_keys, d_values) if in_place else (d_keys_out, d_values_out)
+    if n <= 1 or begin_bit == end_bit:  # (in order already)
+        if not in_place and n:
+            copy_items(d_keys, keys_out, n, stream)
+            if d_values is not None:
+                copy_items(d_values, values_out, n, stream)
         return
     descending = bool(descending)
     digit_bits, passes = _passes(begin_bit, end_bit)
@@ -354,15 +397,25 @@ def radix_sort(d_keys, d_values=None, descending=False, begin_bit=0, end_bit=Non
 
     onesweep, tile_size = _onesweep_kernel(d_keys.dtype, value_dtype, digit_bits, descending)
     tiles = -(-n // tile_size)
-    keys = [d_keys, temporary("radix_sort.keys", n, d_keys.dtype, stream)]
-    values = [d_values, temporary("radix_sort.values", n, value_dtype, stream)] if d_values is not None else keys
+    # Pass p writes targets[(p + first) % 2] and reads what the pass before wrote (the
+    # input, for the first). In place, the first pass cannot write the input it reads: the
+    # passes start in the temporary, and an odd number of them ends there (copied back).
+    # Out of place, the first pass writes the output for an odd number of passes and the
+    # temporary for an even one, so that the last writes the output.
+    needs_temporary = in_place or passes > 1
+    key_targets = (temporary("radix_sort.keys", n, d_keys.dtype, stream) if needs_temporary else None, keys_out)
+    value_targets = ((temporary("radix_sort.values", n, value_dtype, stream) if needs_temporary else None, values_out)
+                     if d_values is not None else key_targets)
+    first = 0 if in_place else passes % 2
+    keys_in, values_in = d_keys, d_values if d_values is not None else d_keys
     for p in range(passes):
-        source, target = p % 2, 1 - p % 2
+        target = (p + first) % 2
         begin = _pass_begin(p, begin_bit, end_bit, digit_bits)
         states = TileStates(tiles * DIGITS, np.uint32, stream)  # (an epoch a pass)
-        launch(onesweep, tiles, SORT_THREADS, stream, keys[source], keys[target], values[source], values[target], n,
-               positions, p * DIGITS, begin, states.status, states.epoch)
-    if passes % 2:
-        copy_items(keys[1], d_keys, n, stream)
+        launch(onesweep, tiles, SORT_THREADS, stream, keys_in, key_targets[target], values_in, value_targets[target],
+               n, positions, p * DIGITS, begin, states.status, states.epoch)
+        keys_in, values_in = key_targets[target], value_targets[target]
+    if keys_in is not keys_out:  # (in place, an odd number of passes)
+        copy_items(keys_in, keys_out, n, stream)
         if d_values is not None:
-            copy_items(values[1], d_values, n, stream)
+            copy_items(values_in, values_out, n, stream)
