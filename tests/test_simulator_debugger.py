@@ -265,3 +265,38 @@ def test_debug_mode_traps_with_the_message(case, message):
     assert message in trapped.stdout + trapped.stderr, trapped.stdout + trapped.stderr[-3000:]
     unchecked = _run_debug_program(case, False)
     assert "NO TRAP" in unchecked.stdout, unchecked.stdout + unchecked.stderr[-3000:]
+
+
+@simulator_only
+def test_operator_signatures_are_read_one_thread_at_a_time(monkeypatch):
+    """A builtin operator's signature is parsed with ``ast``, which CPython 3.11 does not
+    make safe for threads: the simulator's threads, checking the operator at once, raised
+    "AST constructor recursion depth mismatch" now and then. They read it under coop's
+    source lock."""
+    import inspect
+    import operator
+
+    from coop._core import specialize
+    from coop._core.constants import SOURCE_LOCK
+
+    held = []
+    signature = inspect.signature
+
+    def watched(function, *args, **kwargs):
+        held.append(SOURCE_LOCK._is_owned())
+        return signature(function, *args, **kwargs)
+
+    monkeypatch.setattr(specialize.inspect, "signature", watched)
+
+    @cuda.jit
+    def kernel(x, out):
+        items = cuda.local.array(2, np.int32)
+        items[0], items[1] = x[2 * cuda.threadIdx.x], x[2 * cuda.threadIdx.x + 1]
+        coop.block.inclusive_scan(items, operator.add, items)
+        out[2 * cuda.threadIdx.x], out[2 * cuda.threadIdx.x + 1] = items[0], items[1]
+
+    x = np.arange(64, dtype=np.int32)
+    out = np.zeros(64, np.int32)
+    kernel[1, 32](x, out)
+    assert (out == np.cumsum(x)).all()
+    assert held and all(held), f"{held.count(False)} of {len(held)} signature reads without the lock"

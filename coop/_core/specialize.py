@@ -33,6 +33,7 @@ from numba.cuda.extending import overload, register_jitable
 
 from coop._core import values
 from coop._core.backend import SIMULATOR, device_function
+from coop._core.constants import SOURCE_LOCK
 from coop._core.docs import expand
 from coop._core.errors import CoopError
 from coop._core.values import check_dtype, convertible, simulated_type_of, value_type_of, zero
@@ -551,10 +552,18 @@ def _python_function(op):
     return getattr(op, "fn", getattr(op, "py_func", op))
 
 
+def _signature(function):
+    """``inspect.signature(function)``, one thread at a time: a builtin's (``operator.add``'s)
+    is parsed from its text with ``ast``, which CPython 3.11 does not make safe for threads
+    ("AST constructor recursion depth mismatch"), and the simulator's threads ask at once."""
+    with SOURCE_LOCK:
+        return inspect.signature(function)
+
+
 def _takes(function, arity):
     """Whether ``function`` can be called with ``arity`` positional arguments."""
     try:
-        inspect.signature(_python_function(function)).bind(*range(arity))
+        _signature(_python_function(function)).bind(*range(arity))
     except TypeError:
         return False
     except ValueError:  # no signature to read
@@ -575,6 +584,6 @@ def parameter_count(op):
     if py_func is None:
         return None
     try:
-        return len(inspect.signature(py_func).parameters)
+        return len(_signature(py_func).parameters)
     except (TypeError, ValueError):
         return None
