@@ -28,7 +28,7 @@ Algorithms (named as benchmarks/cub_device.cu names them, so that the rows pair 
   ``SortPairs`` / ``cupy.sort`` (keys only), uint32 keys, all 32 bits; the pairs' values are
   the keys' positions 0, 1, ..., n - 1 (uint32). Skipped on coop's side where coop.device has no
   ``radix_sort`` yet. CUB's sorts here out of place (keys_in -> keys_out, its input never
-  written), and so does coop's where its radix_sort takes ``d_keys_out=`` (impl "coop_out":
+  written), and so does coop's with ``d_keys_out=`` (impl "coop_out":
   the input sorted into the work buffer below, no copy; the table's line "out of place").
   coop's main rows sort in place. So that each of those timed calls sorts the same input, its
   call is a device-to-device copy of the input (kept untouched on the device) into a work
@@ -96,7 +96,6 @@ the last whole segment are not summed, as on the CUB side).
 """
 
 import argparse
-import inspect
 import json
 import os
 import pathlib
@@ -393,23 +392,22 @@ def implementations(algorithm, x, d_x, cupy):
                 output = d_keys.copy_to_host
             yield "copy", algorithm + COPY, copy, output
             yield "coop", algorithm, coop_sort, output
-            if "d_keys_out" in inspect.signature(coop.device.radix_sort).parameters:
-                # (outputs of its own, poisoned: the in-place rows' sorted work buffers cannot pass for its result)
-                d_keys_out = poisoned(x.dtype, n)
-                if pairs:
-                    d_values_out = poisoned(np.uint32, n)
+            # (outputs of its own, poisoned: the in-place rows' sorted work buffers cannot pass for its result)
+            d_keys_out = poisoned(x.dtype, n)
+            if pairs:
+                d_values_out = poisoned(np.uint32, n)
 
-                    def coop_sort_out_of_place():  # (d_x and the positions left as they are: no copy)
-                        coop.device.radix_sort(d_x, d_positions, d_keys_out=d_keys_out, d_values_out=d_values_out)
+                def coop_sort_out_of_place():  # (d_x and the positions left as they are: no copy)
+                    coop.device.radix_sort(d_x, d_positions, d_keys_out=d_keys_out, d_values_out=d_values_out)
 
-                    def output_out_of_place():
-                        return d_keys_out.copy_to_host(), d_values_out.copy_to_host()
-                else:
-                    def coop_sort_out_of_place():
-                        coop.device.radix_sort(d_x, d_keys_out=d_keys_out)
+                def output_out_of_place():
+                    return d_keys_out.copy_to_host(), d_values_out.copy_to_host()
+            else:
+                def coop_sort_out_of_place():
+                    coop.device.radix_sort(d_x, d_keys_out=d_keys_out)
 
-                    output_out_of_place = d_keys_out.copy_to_host
-                yield "coop_out", algorithm, coop_sort_out_of_place, output_out_of_place
+                output_out_of_place = d_keys_out.copy_to_host
+            yield "coop_out", algorithm, coop_sort_out_of_place, output_out_of_place
         if cupy is not None and not pairs:
             c_x = cupy_view(cupy, d_x)
 

@@ -26,7 +26,8 @@ streams, operators given on the host, launch sizes, kernel caches and the launch
 - ``temporary(role, size, dtype, stream)``: a device array of ``size`` items for the
   algorithms' temporary storage, kept between calls (one per role, dtype and stream, grown
   when a call needs more): a call then allocates nothing, and calls on one stream reuse
-  it in turn, as the stream orders them.
+  it in turn, as the stream orders them. ``zeroed_temporary``: one zeroed when new, for
+  counters the kernels leave at zero.
 - ``takes_temp_storage``: a public function's ``temp_storage=`` (CUB's two-phase
   pattern): the call's temporaries carved from the caller's device array instead (state
   kept only for the call: what needs zeros is zeroed by the call), after checking that it
@@ -280,6 +281,16 @@ def temporary(role, size, dtype, stream):
     ``size``: no slice is made, which costs as much as a launch), reused by later calls
     on ``stream``."""
     return temporary_with_state(role, size, dtype, stream)[0]
+
+
+def zeroed_temporary(role, size, dtype, stream):
+    """``temporary``'s array, zeroed when new: counters that every kernel using them
+    leaves at zero again (a last block's hand-over), so that no call zeroes them first."""
+    array, state = temporary_with_state(role, size, dtype, stream)
+    if not state:
+        fill_zero(array, size, stream)
+        state["zeroed"] = True
+    return array
 
 
 def temporary_with_state(role, size, dtype, stream):

@@ -20,6 +20,8 @@ not started, and it is correct when blocks run one at a time (the simulator's wa
   tile's status and value.
 - ``arrive(counter, index, is_last)``: a block's arrival at a grid-wide counter, telling the
   last block to arrive (which then sees every block's results: a reduction's final pass).
+  ``block_arrives(counter, index, is_last)``: the same made by the whole block, each of
+  whose threads has written results (global counters added to): True in the last block.
 - ``lookback_prefix(op, value_dtype)``: the block scan's prefix callback
   ``prefix(state, aggregate) -> exclusive prefix``, ``state = (status, aggregates,
   inclusives, tile, epoch)``, which the first warp of the block calls (coop.block's
@@ -53,7 +55,7 @@ from coop._core.values import converter, value_type_of
 from coop.device._host import fill_zero, temporary, temporary_with_state
 from coop._core.shuffle import DOWN, FULL_MASK, IDX, shuffler
 
-__all__ = ["AGGREGATE", "INCLUSIVE", "TileStates", "arrive", "claim_tile", "lookback_prefix", "tile_access",
+__all__ = ["AGGREGATE", "INCLUSIVE", "TileStates", "arrive", "block_arrives", "claim_tile", "lookback_prefix", "tile_access",
            "tile_prefix"]
 
 AGGREGATE, INCLUSIVE = 1, 2  # (flags; 0 is never published)
@@ -99,6 +101,22 @@ def arrive(counter, index, is_last):
     is_last[0] = cuda.atomic.add(counter, index, 1) == cuda.gridDim.x - 1
     if is_last[0]:
         counter[index] = 0
+
+
+@cuda.jit(device=True)
+def block_arrives(counter, index, is_last):
+    """``arrive`` for a (1-D) block every thread of which has written results: each fences
+    its own, the block synchronises, thread 0 arrives, and every thread learns whether the
+    block came last (``is_last``: a shared int32), then fenced to see the others'."""
+    cuda.threadfence()
+    cuda.syncthreads()
+    if cuda.threadIdx.x == 0:
+        arrive(counter, index, is_last)
+    cuda.syncthreads()
+    if is_last[0]:
+        cuda.threadfence()
+        return True
+    return False
 
 
 @functools.lru_cache(maxsize=None)

@@ -7,7 +7,7 @@ into the block's shared counters (``coop.block.histogram``, "atomic", accumulati
 at the end adds its counters to global ones with one atomic add per bin. With more bins
 than fit shared memory, the blocks count into the global counters directly. The global
 counters are a temporary kept zeroed between calls: the last block to finish
-(``coop.device._lookback.arrive``) copies them to ``d_histogram`` and zeroes them, so a
+(``coop.device._lookback.block_arrives``) copies them to ``d_histogram`` and zeroes them, so a
 call is one launch (``d_histogram`` needs no zeroing first).
 """
 
@@ -18,12 +18,12 @@ from numba import cuda
 
 import coop
 from coop._core.backend import SIMULATOR
-from coop.device._tiles import BLOCK_THREADS, items_per_thread
+from coop.device._tiles import BLOCK_THREADS, items_per_thread, tile_loader
 from coop._core.constants import without_dead_branches
 from coop._core.scratch import striped_steps
 from coop.device._host import (device_array, documented, fill_zero, launch, launch_stream, resident_blocks,
-                               takes_temp_storage, temporary_with_state)
-from coop.device._lookback import arrive
+                               takes_temp_storage, zeroed_temporary)
+from coop.device._lookback import block_arrives
 
 __all__ = ["histogram_even"]
 
@@ -43,6 +43,7 @@ def _histogram_kernel(sample_dtype, counter_dtype, bins):
     narrow = sample_type.itemsize <= (4 if sample_type.kind == "f" else 2)
     position_type = np.float32 if narrow else np.float64
     steps, exact = striped_steps(bins, THREADS)
+    load = tile_loader(THREADS, n_items, "striped")  # (coalesced, no exchange)
 
     def histogram_kernel(d_samples, n, d_histogram, totals, lower, scale):
         counters = cuda.shared.array(bins if shared else 1, counter_type)
@@ -57,13 +58,7 @@ def _histogram_kernel(sample_dtype, counter_dtype, bins):
             cuda.syncthreads()  # (every counter zeroed before any thread counts: "atomic" has no barrier)
         for base in range(cuda.blockIdx.x * tile_size, n, cuda.gridDim.x * tile_size):
             valid = min(n - base, tile_size)
-            # (striped: coalesced, and no exchange, as the order of the samples is free)
-            if valid == tile_size:
-                coop.block.load(d_samples[base:], samples, threads=THREADS, items_per_thread=n_items,
-                                algorithm="striped")
-            else:
-                coop.block.load(d_samples[base:], samples, threads=THREADS, items_per_thread=n_items,
-                                algorithm="striped", valid_items=valid)
+            load(d_samples[base:], samples, valid, None)  # (striped: the order of the samples is free)
             for i in range(n_items):
                 indices[i] = -1  # (not counted: outside [lower, upper), or past the tile's end)
                 if valid == tile_size or rank + i * THREADS < valid:
@@ -83,13 +78,7 @@ def _histogram_kernel(sample_dtype, counter_dtype, bins):
                 if (exact or b < bins) and counters[b] != 0:
                     cuda.atomic.add(totals, b, counters[b])
         # The last block to arrive hands the totals over, and zeroes them for the next call.
-        cuda.threadfence()  # (this thread's additions, before the block's arrival)
-        cuda.syncthreads()
-        if rank == 0:
-            arrive(totals, bins, last)
-        cuda.syncthreads()
-        if last[0]:
-            cuda.threadfence()
+        if block_arrives(totals, bins, last):
             for b in range(rank, bins, THREADS):
                 d_histogram[b] = totals[b]
                 totals[b] = 0
@@ -164,10 +153,7 @@ def histogram_even(d_samples, d_histogram, bins, lower, upper, stream=None, temp
         fill_zero(d_histogram, bins, stream)
         return
     # the global counters, and the count of blocks arrived in the last
-    totals, state = temporary_with_state("histogram_even.totals", bins + 1, d_histogram.dtype, stream)
-    if not state:  # (new: zeroed once; each call's last block zeroes them again)
-        fill_zero(totals, bins + 1, stream)
-        state["zeroed"] = True
+    totals = zeroed_temporary("histogram_even.totals", bins + 1, d_histogram.dtype, stream)
     blocks = min(resident_blocks(THREADS), -(-n // tile_size))
     launch(kernel, blocks, THREADS, stream, d_samples, n, d_histogram, totals, position_type(lower),
            position_type(bins / (upper - lower)))

@@ -10,7 +10,7 @@ bits a pass, least significant digit first, each pass stable. A sort of ``P`` pa
 
 1. The upsweep (``_histogram_kernel``): every block counts its tiles' digits of every
    pass into shared counters (``coop.block.histogram``, "atomic") and adds them to
-   global ones; the last block to finish (``coop.device._lookback.arrive``, as
+   global ones; the last block to finish (``coop.device._lookback.block_arrives``, as
    ``coop.device.reduce``'s) turns each pass's counts into the digits' first output
    positions (``coop.block.exclusive_sum``) and zeroes the counts for the next call.
 2. One scatter kernel a pass (``_onesweep_kernel``), one tile per block in claiming
@@ -48,10 +48,10 @@ from coop._core import radix
 from coop._core.backend import SIMULATOR
 from coop._core.constants import without_dead_branches
 from coop.block.radix import tracked_digits
-from coop.device._host import (check_length, copy_items, device_array, documented, fill_zero, is_same_memory, launch,
-                               launch_stream, resident_blocks, takes_temp_storage, temporary, temporary_with_state)
-from coop.device._lookback import AGGREGATE, INCLUSIVE, TileStates, arrive, claim_tile, tile_access
-from coop.device._tiles import BLOCK_THREADS
+from coop.device._host import (check_length, copy_items, device_array, documented, is_same_memory, launch,
+                               launch_stream, resident_blocks, takes_temp_storage, temporary, zeroed_temporary)
+from coop.device._lookback import AGGREGATE, INCLUSIVE, TileStates, block_arrives, claim_tile, tile_access
+from coop.device._tiles import BLOCK_THREADS, tile_loader
 
 __all__ = ["radix_sort"]
 
@@ -104,6 +104,7 @@ def _histogram_kernel(key_dtype, passes, digit_bits, descending):
     tile_size = threads * n_items
     bins_per_thread = DIGITS // threads  # (a thread's digits in the last block's scan)
     digits = 1 << digit_bits
+    load = tile_loader(threads, n_items, "striped")
 
     def histogram_kernel(keys, n, begin_bit, end_bit, counts, positions):
         counters = cuda.shared.array(passes * DIGITS, np.int32)
@@ -116,11 +117,7 @@ def _histogram_kernel(key_dtype, passes, digit_bits, descending):
         cuda.syncthreads()
         for base in range(cuda.blockIdx.x * tile_size, n, cuda.gridDim.x * tile_size):
             valid = min(n - base, tile_size)
-            if valid == tile_size:
-                coop.block.load(keys[base:], loaded, threads=threads, items_per_thread=n_items, algorithm="striped")
-            else:
-                coop.block.load(keys[base:], loaded, threads=threads, items_per_thread=n_items, algorithm="striped",
-                                valid_items=valid)
+            load(keys[base:], loaded, valid, None)
             for p in range(passes):
                 begin = pass_begin(p, begin_bit, end_bit, digit_bits)
                 for i in range(n_items):
@@ -136,13 +133,7 @@ def _histogram_kernel(key_dtype, passes, digit_bits, descending):
             if count:
                 cuda.atomic.add(counts, i * threads + rank, count)
         # The last block to arrive turns the counts into first positions.
-        cuda.threadfence()  # (this thread's additions, before the block's arrival)
-        cuda.syncthreads()
-        if rank == 0:
-            arrive(counts, passes * DIGITS, last)
-        cuda.syncthreads()
-        if last[0]:
-            cuda.threadfence()
+        if block_arrives(counts, passes * DIGITS, last):
             held = cuda.local.array(bins_per_thread, np.int32)
             for p in range(passes):
                 # thread r holds the digits ranked r*B .. r*B+B-1 (in the sort's order)
@@ -170,6 +161,7 @@ def _onesweep_kernel(key_dtype, value_dtype, digit_bits, descending):
     tile_size = threads * n_items
     digits = 1 << digit_bits
     tracked = tracked_digits(threads, digit_bits)  # (the digits a thread looks back for: radix_rank's)
+    load_values = tile_loader(threads, n_items, "warp_striped")
     # the last tile's padding: the largest ordered bits (ascending) or the smallest
     bits_dtype = np.dtype("uint%d" % radix.key_bits(key_type))
     padding_bits = bits_dtype.type(0 if descending else np.iinfo(bits_dtype).max)
@@ -242,12 +234,7 @@ def _onesweep_kernel(key_dtype, value_dtype, digit_bits, descending):
                 keys_out[np.uint32(offset_of_digit[digit[i]] + position)] = keys[i]
         if with_values:
             values = cuda.local.array(n_items, value_type)
-            if valid == tile_size:
-                coop.block.load(values_in[base:], values, threads=threads, items_per_thread=n_items,
-                                algorithm="warp_striped")
-            else:
-                coop.block.load(values_in[base:], values, threads=threads, items_per_thread=n_items,
-                                algorithm="warp_striped", valid_items=valid)
+            load_values(values_in[base:], values, valid, None)
             cuda.syncthreads()  # (the keys' exchange has been read)
             coop.block.exchange.scatter_to_striped(values, values, ranks, threads=threads, items_per_thread=n_items,
                                                    temp_storage=temp)
@@ -387,10 +374,7 @@ def radix_sort(d_keys, d_values=None, descending=False, begin_bit=0, end_bit=Non
     value_dtype = None if d_values is None else d_values.dtype
 
     histogram, histogram_tile = _histogram_kernel(d_keys.dtype, passes, digit_bits, descending)
-    counts, state = temporary_with_state("radix_sort.counts", passes * DIGITS + 1, np.int32, stream)
-    if not state:  # (new: zeroed once; the kernel zeroes them again after use)
-        fill_zero(counts, counts.size, stream)
-        state["zeroed"] = True
+    counts = zeroed_temporary("radix_sort.counts", passes * DIGITS + 1, np.int32, stream)
     positions = temporary("radix_sort.positions", passes * DIGITS, np.int32, stream)
     blocks = min(-(-n // histogram_tile), resident_blocks(HISTOGRAM_THREADS))
     launch(histogram, blocks, HISTOGRAM_THREADS, stream, d_keys, n, begin_bit, end_bit, counts, positions)

@@ -31,8 +31,8 @@ from coop._core.backend import SIMULATOR
 from coop._core.items import accessors
 from coop._core.scratch import Region, allocator, loader, store
 from coop._core.values import converter, value_type_of
-from coop.device._host import (check_length, device_array, device_operator, documented, fill_zero, launch,
-                               launch_stream, resident_blocks, takes_temp_storage, temporary, temporary_with_state)
+from coop.device._host import (check_length, device_array, device_operator, documented, launch, launch_stream,
+                               resident_blocks, takes_temp_storage, temporary, zeroed_temporary)
 from coop.device._lookback import arrive
 from coop.device._zip import (for_each_member, host_value, is_zipped, local_arrays, tuple_bytes, value_dtype,
                               zipped_arrays)
@@ -327,8 +327,5 @@ def _reduce(function, d_in, d_out, op, initial, stream):
         partials = tuple(temporary(f"partials.{k}", blocks, member, stream) for k, member in enumerate(value_type))
     else:
         partials = temporary("partials", blocks, value_type, stream)
-    done, state = temporary_with_state("reduce.done", 1, np.uint32, stream)
-    if not state:  # (new: zeroed once; each call's last block sets it back to 0)
-        fill_zero(done, 1, stream)
-        state["zeroed"] = True
+    done = zeroed_temporary("reduce.done", 1, np.uint32, stream)  # (each call's last block sets it back to 0)
     launch(kernel, blocks, threads, stream, d_in, n, partials, done, initial, d_out)
