@@ -174,6 +174,11 @@ def exclusive_reference(values, op, initial):
     return out
 
 
+def dtype_id(dtype):
+    """A test id for a dtype parameter: its name."""
+    return np.dtype(dtype).name
+
+
 def assert_equal_exact(actual, expected, what):
     actual = np.asarray(actual)
     expected = np.asarray(expected, dtype=actual.dtype)

@@ -8,17 +8,13 @@ import pytest
 import coop
 from numba import cuda
 
-from helpers import FULL_MATRIX, ON_GPU, assert_equal_exact
+from helpers import FULL_MATRIX, ON_GPU, assert_equal_exact, dtype_id
 
 INTEGERS = (np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64)
 FLOATS = (np.float32, np.float64)
 DTYPES = INTEGERS + FLOATS if FULL_MATRIX else (np.int8, np.int32, np.uint64, np.float32)
 SIZES = (0, 1, 31, 4097, 10**6 + 3) if FULL_MATRIX else (0, 1, 31, 300)
 LARGE = 1 << 28
-
-
-def dtype_id(dtype):
-    return np.dtype(dtype).name
 
 
 def values(dtype, n, seed):

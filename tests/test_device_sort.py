@@ -10,17 +10,13 @@ import pytest
 import coop
 from numba import cuda
 
-from helpers import FULL_MATRIX, ON_GPU, assert_equal_exact
+from helpers import FULL_MATRIX, ON_GPU, assert_equal_exact, dtype_id
 from test_radix_keys import KEY_DTYPES, special_keys
 from test_radix_sort import digit_keys
 
 SORT_DTYPES = KEY_DTYPES if FULL_MATRIX else [np.bool_, np.int8, np.uint16, np.int32, np.float32, np.int64]
 SIZES = (0, 1, 31, 4097, 10**6 + 3) if FULL_MATRIX else (0, 1, 31, 700)
 LARGE = 1 << 28
-
-
-def dtype_id(dtype):
-    return np.dtype(dtype).name
 
 
 def keys_of(dtype, n, seed):

@@ -16,6 +16,7 @@ from helpers import (
     INTEGER_DTYPES,
     STATIC_SHARED_BYTES,
     assert_equal_exact,
+    dtype_id,
     jit_any_block,
     launch_shape,
     launch_with_dynamic_shared,
@@ -33,10 +34,6 @@ else:
     ITEMS = [1, 3]
     DTYPES = [np.int32, np.uint8, np.float64]
 BLOCKS = 3
-
-
-def dtype_id(dtype):
-    return np.dtype(dtype).name
 
 
 @cuda.jit(device=True)
