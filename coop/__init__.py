@@ -8,7 +8,13 @@ simulator (``NUMBA_ENABLE_CUDASIM=1``), to which coop adds the warp intrinsics.
 - ``coop.warp``: warp and logical sub-warp reductions, scans, broadcast.
 - ``coop.block``: block-wide primitives.
 - ``coop.ops``: named binary operators (add, min, argmax, ...).
+- ``coop.device``: device-wide algorithms called from the host (reduce, scans, select,
+  histogram_even, segmented_reduce, radix_sort).
 - ``coop.config``: settings (``coop.config.debug``: run-time checks in compiled kernels).
+- ``coop.CoopError``: the base of every error coop raises: a misuse found when a kernel
+  compiles (a CoopError itself), a misused collective on the simulator
+  (``CollectiveError``, ``WarpSyncError``), a bad coop.device argument
+  (``ArgumentTypeError``, ``ArgumentValueError``: also Python's TypeError and ValueError).
 
 Each primitive's docstring (``help(coop.block.sum)``) gives its parameters, which
 threads get its result, its barriers and a complete example, which the tests run.
@@ -19,9 +25,13 @@ warp, must make the call, which the simulator checks.
 
 from coop._core.backend import SIMULATOR
 from coop._core.config import config
-from coop._core.errors import CoopError
+from coop._core.errors import ArgumentTypeError, ArgumentValueError, CollectiveError, CoopError, WarpSyncError
+from coop._core.namespace import public_namespace
 from coop import block, device, ops, thread, warp
 
 __version__ = "0.1.0"
 
-__all__ = ["thread", "warp", "block", "device", "ops", "config", "CoopError", "SIMULATOR", "__version__"]
+__all__ = ["thread", "warp", "block", "device", "ops", "config", "CoopError", "CollectiveError", "WarpSyncError",
+           "ArgumentTypeError", "ArgumentValueError", "SIMULATOR", "__version__"]
+
+public_namespace(__name__)

@@ -107,6 +107,7 @@ def argmax(a, b):
 # Set here, not in the definitions above, which build the operators with helpers.
 
 from coop._core.docs import expand as _expand  # noqa: E402
+from coop._core.namespace import public_namespace  # noqa: E402
 
 add.__doc__ = _expand(
     """``a + b`` (CUB Sum, ``cuda::std::plus``): two float16 operands are added in float32
@@ -557,3 +558,5 @@ argmax.__doc__ = _expand(
         assert (top == np.repeat(tiles.max(axis=1), 64)).all()
     """
 )
+
+public_namespace(__name__)

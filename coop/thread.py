@@ -20,6 +20,7 @@ import numpy as np
 from coop.ops import add
 
 from coop._core.misuse import output_check
+from coop._core.namespace import public_namespace
 from coop._core.specialize import Signature, device_function, is_none, primitive
 from coop._core.values import converter
 
@@ -571,3 +572,6 @@ def transform(items, output, fn):
             output[i] = convert(fn(items[i]))
 
     return impl
+
+
+public_namespace(__name__)

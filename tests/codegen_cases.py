@@ -1,22 +1,24 @@
 """Kernels compiled to sm_90 PTX with the real NVVM, without running them.
 
-``CASES``: kernels whose PTX must keep items in registers (no local memory) and make no
-calls. ``MISUSES``: kernels that must fail to compile with a message naming the
-primitive and the parameter. ``test_codegen.py`` checks both; under the simulator it
-runs this file as a script in a subprocess (``python tests/codegen_cases.py``), which
-prints one JSON line per case.
+``CASES``: kernels whose PTX must assemble (``codegen_toolchain.compile_for_sm90``), keep
+items in registers (no local memory) and make no calls. ``MISUSES``: kernels that must
+fail to compile with a message naming the primitive and the parameter.
+``test_codegen.py`` checks both; under the simulator it runs this file as a script in a
+subprocess (``python tests/codegen_cases.py``), which prints one JSON line per case.
 """
 
+import importlib
 import json
 import operator
 import re
 import sys
 
 import numpy as np
-from numba import cuda
+from numba import cuda, typeof
 from numba.cuda import types
 
 import coop
+from codegen_toolchain import compile_for_sm90
 
 SCALARS = {
     "bool": (np.bool_, types.boolean),
@@ -294,18 +296,19 @@ def radix_sort_kernel(dtype, threads, n, with_values, descending, striped):
     return kernel
 
 
-def radix_rank_kernel(dtype, threads, n, algorithm):
-    T, N = threads, n
+def radix_rank_kernel(dtype, threads, n, algorithm, num_bits=5):
+    T, N, B = threads, n, num_bits
+    TRACKED = -(-(1 << B) // int(np.prod(T)))  # (each thread's digits of the exclusive_digit_prefix)
 
     @cuda.jit
     def kernel(x, out):
         i = cuda.grid(1)
         keys = cuda.local.array(N, dtype)
         ranks = cuda.local.array(N, np.int32)
-        prefix = cuda.local.array(1, np.int32)
+        prefix = cuda.local.array(TRACKED, np.int32)
         for j in range(N):
             keys[j] = x[i * N + j]
-        coop.block.radix_rank(keys, ranks, x.size % 5, 5, threads=T, items_per_thread=N, algorithm=algorithm,
+        coop.block.radix_rank(keys, ranks, x.size % 5, B, threads=T, items_per_thread=N, algorithm=algorithm,
                               exclusive_digit_prefix=prefix)
         for j in range(N):
             out[i * N + j] = ranks[j] + prefix[0]
@@ -332,6 +335,14 @@ for _algorithm in ("match", "match_early_counts"):
     case(f"radix_rank-{_algorithm}-16x3-threads", (types.int32[::1], types.int32[::1]))(
         radix_rank_kernel(np.int32, (16, 3), 4, _algorithm)
     )
+# partial last warps with 7 and 8 bits: one ballot per bit a key (ptxas ran out of
+# predicate registers, C7600, when the ballots' mask depended on the lane)
+for _algorithm in ("match", "match_early_counts"):
+    for _threads in (33, 63, 100):
+        for _bits in (7, 8):
+            case(f"radix_rank-{_algorithm}-{_threads}-threads-{_bits}-bits", (types.int32[::1], types.int32[::1]))(
+                radix_rank_kernel(np.int32, _threads, 4, _algorithm, _bits)
+            )
 
 
 @cuda.jit(device=True)
@@ -1100,7 +1111,10 @@ def warp_exchange_kernel(dtype, threads, items, width):
 _EXCHANGE_SHAPES = [(128, 4, False), (96, 8, False), (500, 3, True), (1024, 16, True)]
 for _name in ("bool", "int8", "int32", "float16", "float64", "complex128"):
     _np_dtype, _nb_type = SCALARS[_name]
-    for _t, _n, _ts in _EXCHANGE_SHAPES if _name in ("int32", "float64") else _EXCHANGE_SHAPES[:2]:
+    # (each of a kernel's four exchanges has a static buffer of its own: complex128's would
+    # take 50688 bytes at 96 x 8, past the 48 KiB a kernel may have, which ptxas refuses)
+    _shapes = [(128, 4, False), (96, 4, False)] if _name == "complex128" else _EXCHANGE_SHAPES[:2]
+    for _t, _n, _ts in _EXCHANGE_SHAPES if _name in ("int32", "float64") else _shapes:
         _suffix = f"{_name}-threads{_t}-items{_n}{'-sliced' if _ts else ''}"
         case(f"exchange-block-{_suffix}", (_nb_type[::1], _nb_type[::1]))(
             block_exchange_kernel(_np_dtype, _t, _n, _ts)
@@ -1951,6 +1965,112 @@ def run_length_decode_runs_stored_not_a_bool(x, out):
     out[0] = items[0]
 
 
+# -- coop.device's kernels ------------------------------------------------------------------
+# Each algorithm's kernels for float16, bool and int8 (where it takes them), and the
+# scans and reduction of tuple values, typed for the arguments their host side passes
+# (NumPy stand-ins: Numba types an array as it types a device array of its dtype). A
+# float16 constant in a kernel (a closure's np.float16(0)) is invalid IR to NVVM with
+# numba-cuda 0.30: the GPU found one in inclusive_scan without initial, which the
+# simulator never compiles.
+
+DEVICE_DTYPES = ("float16", "bool", "int8")
+
+
+def _types_of(*stand_ins):
+    return tuple(typeof(value) for value in stand_ins)
+
+
+def _array(dtype):
+    return np.empty(1, dtype)
+
+
+def _tile_states(value_dtype):
+    """``TileStates(...).arrays`` and its epoch (coop.device.lookback), as stand-ins."""
+    from coop.device import lookback
+
+    status = _array(np.uint64 if lookback._packs(value_dtype) else np.uint32)
+    if isinstance(value_dtype, tuple):
+        values = tuple(_array(member) for member in value_dtype)
+        return status, values, values, np.uint32(1)
+    if lookback._packs(value_dtype):
+        return status, status, status, np.uint32(1)
+    return status, _array(value_dtype), _array(value_dtype), np.uint32(1)
+
+
+@cuda.jit(device=True)
+def _nonzero(value):
+    return np.float32(value) != 0  # (float16 compared as float32: Numba's float16 compare is a call)
+
+
+@cuda.jit(device=True)
+def _segmented_sum(a, b):
+    """(head flag, value) pairs: associative, not commutative."""
+    return a[0] | b[0], b[1] if b[0] else a[1] + b[1]
+
+
+def device_cases(name):
+    """The kernels of every coop.device algorithm for items of dtype ``name``."""
+    device = {module: importlib.import_module(f"coop.device.{module}")
+              for module in ("scan", "reduce", "select", "histogram", "segmented_reduce", "radix_sort")}
+    dtype = np.dtype(SCALARS[name][0])
+    op = _op_for(name)
+    for exclusive, has_initial in ((False, False), (False, True), (True, True)):
+        kernel, _ = device["scan"]._scan_kernel(op, dtype, dtype, exclusive, has_initial)
+        form = "exclusive" if exclusive else "inclusive" if has_initial else "inclusive-without-initial"
+        case(f"device-scan-{form}-{name}", _types_of(_array(dtype), _array(dtype), 1, *_tile_states(dtype),
+                                                     dtype.type(0)))(kernel)
+    kernel, _, _ = device["reduce"]._kernel(op, dtype, dtype)
+    case(f"device-reduce-{name}", _types_of(_array(dtype), 1, _array(dtype), _array(np.uint32), dtype.type(0),
+                                            _array(dtype)))(kernel)
+    kernel = device["segmented_reduce"]._segment_kernel(op, dtype, dtype)
+    case(f"device-segmented_reduce-{name}", _types_of(_array(dtype), _array(dtype), _array(np.int64),
+                                                      dtype.type(0)))(kernel)
+    for form, predicate, flags in (("select_flagged", None, np.bool_), ("partition", _nonzero, None)):
+        kernel, _ = device["select"]._select_kernel(predicate, dtype, flags, np.int32, form == "partition")
+        flag_array = _array(flags if flags is not None else dtype)  # (d_in where there are no flags)
+        case(f"device-{form}-{name}", _types_of(_array(dtype), flag_array, _array(dtype), _array(np.int64), 1,
+                                                *_tile_states(np.int32)))(kernel)
+    if dtype.kind in "iuf":  # (histogram_even's samples)
+        kernel, _, position_type = device["histogram"]._histogram_kernel(dtype, np.uint32, 10)
+        case(f"device-histogram_even-{name}", _types_of(_array(dtype), 1, _array(np.uint32), _array(np.uint32),
+                                                        position_type(0), position_type(1)))(kernel)
+    sort = device["radix_sort"]
+    key_bits = sort._key_bits(dtype)
+    digit_bits, passes = sort._passes(0, key_bits)
+    kernel, _ = sort._histogram_kernel(dtype, passes, digit_bits, False)
+    case(f"device-radix_sort-histogram-{name}", _types_of(_array(dtype), 1, 0, key_bits, _array(np.int32),
+                                                          _array(np.int32)))(kernel)
+    for form, values in (("keys", None), ("pairs", dtype)):
+        kernel, _ = sort._onesweep_kernel(dtype, values, digit_bits, False)
+        carried = _array(dtype if values is None else values)
+        status, _, _, epoch = _tile_states(np.uint32)
+        case(f"device-radix_sort-onesweep-{form}-{name}", _types_of(_array(dtype), _array(dtype), carried, carried, 1,
+                                                                    _array(np.int32), 0, 0, status, epoch))(kernel)
+
+
+def device_tuple_cases(dtypes):
+    """The scans and reduction of tuple values of ``dtypes``."""
+    scan, reduce = (importlib.import_module(f"coop.device.{module}") for module in ("scan", "reduce"))
+    dtypes = tuple(np.dtype(d) for d in dtypes)
+    values = tuple(_array(d) for d in dtypes)
+    initial = tuple(d.type(0) for d in dtypes)
+    label = "-".join(d.name for d in dtypes)
+    for exclusive, has_initial in ((False, False), (False, True), (True, True)):
+        kernel, _ = scan._tuple_scan_kernel(_segmented_sum, dtypes, dtypes, exclusive, has_initial)
+        form = "exclusive" if exclusive else "inclusive" if has_initial else "inclusive-without-initial"
+        case(f"device-tuple-scan-{form}-{label}", _types_of(values, values, 1, *_tile_states(dtypes),
+                                                            initial))(kernel)
+    for name, op in (("segmented_sum", _segmented_sum), ("argmax", coop.ops.argmax)):
+        kernel, _, _ = reduce._tuple_kernel(op, dtypes, dtypes)
+        case(f"device-tuple-reduce-{name}-{label}", _types_of(values, 1, values, _array(np.uint32), initial,
+                                                              values))(kernel)
+
+
+for _name in DEVICE_DTYPES:
+    device_cases(_name)
+device_tuple_cases((np.int32, np.float32))
+
+
 # -- compiling ---------------------------------------------------------------------------
 
 LOCAL_MEMORY = re.compile(r"\.local\b|__local_depot")
@@ -1972,11 +2092,12 @@ def backward_branches(ptx):
 def compile_case(name):
     fn, sig = CASES[name]
     try:
-        ptx, _ = cuda.compile_ptx(fn, sig, cc=(9, 0))
+        ptx, assembly_error = compile_for_sm90(fn, sig)
     except Exception as exc:  # reported, and failed, by the test of this case
         return {"error": f"{type(exc).__name__}: {str(exc)[-3000:]}"}
     return {
         "error": None,
+        "assembly_error": assembly_error,
         "local_memory": bool(LOCAL_MEMORY.search(ptx)),
         "calls": len(CALL.findall(ptx)),
         "shuffles": ptx.count("shfl.sync"),

@@ -6,9 +6,12 @@
 - unset: ``gpu`` if a CUDA device answers, else ``sim``.
 """
 
+import functools
 import importlib.util
 import os
 import pathlib
+
+import pytest
 
 
 def _gpu_available():
@@ -41,3 +44,27 @@ def pytest_report_header(config):
         name = device.name.decode() if isinstance(device.name, bytes) else device.name
         return f"coop tests: GPU ({name}, cc {device.compute_capability})"
     return "coop tests: Numba CUDA simulator (no GPU); codegen checks compile sm_90 PTX"
+
+
+@functools.cache
+def _codegen_missing():
+    import codegen_toolchain  # (tests/ is on sys.path, as for the test modules' helpers)
+
+    return codegen_toolchain.missing()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    """Codegen checks need the toolkit's NVRTC, NVVM and nvJitLink (the cu13 or cu12 extra):
+    one probe a session compiles a trivial kernel as they do; where it fails they are
+    skipped with its reason, or failed where COOP_REQUIRE_CODEGEN is set (CI: there a
+    missing toolkit is a failure)."""
+    if item.get_closest_marker("codegen") is None:
+        return
+    reason = _codegen_missing()
+    if reason is None:
+        return
+    if os.environ.get("COOP_REQUIRE_CODEGEN"):
+        pytest.fail(f"codegen checks cannot compile here: {reason}")
+    pytest.skip(f"codegen checks cannot compile here (they need the CUDA toolkit's NVRTC, NVVM and nvJitLink: "
+                f"pip install -e '.[cu13,test]'): {reason}")

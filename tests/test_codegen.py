@@ -1,7 +1,8 @@
-"""Codegen checks: kernels compiled for sm_90 by the real NVVM keep items in registers
-(no local memory), make no calls, and misuse fails at compile time with a message
-naming the primitive and the parameter. No GPU needed; under the simulator the kernels
-are compiled in a subprocess without it."""
+"""Codegen checks: kernels compiled for sm_90 by the real NVVM, and assembled, keep items
+in registers (no local memory), make no calls, and misuse fails at compile time with a
+message naming the primitive and the parameter. No GPU needed; under the simulator the
+kernels are compiled in a subprocess without it. Where the toolkit is missing,
+conftest.py skips them (codegen_toolchain)."""
 
 import json
 import os
@@ -13,35 +14,12 @@ import sys
 import pytest
 
 import codegen_cases
+from codegen_toolchain import compile_env
 
 pytestmark = pytest.mark.codegen
 
 SIMULATED = os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"
 HERE = pathlib.Path(__file__).resolve().parent
-
-
-def _compile_env():
-    env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_ENABLE_CUDASIM", "COOP_TEST_MODE")}
-    env["NUMBA_ENABLE_CUDASIM"] = "0"  # compile only: Numba's GPU backend without a GPU
-    env["PYTHONPATH"] = os.pathsep.join([str(HERE.parent), str(HERE), env.get("PYTHONPATH", "")])
-    return env
-
-
-@pytest.fixture(scope="session", autouse=True)
-def toolkit():
-    """The codegen checks need NVVM (the cu13 or cu12 extra). Without it they are skipped,
-    unless COOP_REQUIRE_CODEGEN is set (CI sets it: there a missing toolkit is a failure)."""
-    if not SIMULATED:
-        return
-    probe = subprocess.run(
-        [sys.executable, "-c", "from numba.cuda.cudadrv import nvvm; nvvm.NVVM()"],
-        env=_compile_env(), capture_output=True, text=True, timeout=300,
-    )
-    if probe.returncode != 0:
-        reason = (probe.stderr.strip().splitlines() or ["?"])[-1]
-        if os.environ.get("COOP_REQUIRE_CODEGEN"):
-            pytest.fail(f"codegen checks need NVVM, which did not load: {reason}")
-        pytest.skip(f"codegen checks need the CUDA toolkit's NVVM (pip install -e '.[cu13,test]'): {reason}")
 
 
 @pytest.fixture(scope="session")
@@ -51,7 +29,7 @@ def compiled():
         results = {name: codegen_cases.compile_case(name) for name in codegen_cases.CASES}
         results.update({name: codegen_cases.compile_misuse(name) for name in codegen_cases.MISUSES})
         return results
-    env = dict(_compile_env(), COOP_DEBUG="0")
+    env = dict(compile_env(), COOP_DEBUG="0")
     run = subprocess.run(
         [sys.executable, str(HERE / "codegen_cases.py")],
         env=env,
@@ -74,6 +52,7 @@ def test_registers_only(compiled, name):
     result = compiled.get(name)
     assert result is not None, f"{name} was not compiled"
     assert result["error"] is None, f"{name} failed to compile: {result['error']}"
+    assert result["assembly_error"] is None, f"{name}: ptxas rejects its PTX: {result['assembly_error']}"
     assert not result["local_memory"], f"{name}: PTX uses local memory"
     assert result["calls"] == 0, f"{name}: PTX makes {result['calls']} calls"
     assert not result["link_errors"], f"{name}: size checks failed: {result['link_errors']}"
@@ -96,7 +75,7 @@ def coop_debug_on():
 def test_debug_checks_only_in_debug_mode(debug):
     """coop.config.debug adds run-time checks (launch size against threads=, lengths known
     only at run time) that print and trap; off, the same kernel has neither."""
-    env = dict(_compile_env(), COOP_DEBUG="1" if debug else "0")
+    env = dict(compile_env(), COOP_DEBUG="1" if debug else "0")
     run = subprocess.run(
         [sys.executable, str(HERE / "codegen_cases.py"), "--debug-probe"],
         env=env, capture_output=True, text=True, timeout=600,
@@ -123,3 +102,48 @@ def test_misuse_message(compiled, name):
         pytest.skip("this NVVM cannot fold llvm.is.constant: arrays too small go unchecked")
     assert error is not None, f"{name}: compiled without error"
     assert expected in _plain(error), f"{name}: message lacks {expected!r}:\n{_plain(error)[:2000]}"
+    # one mistake, one message: not also the refusal of Numba's second typing of the call,
+    # with its constants as run-time values ("threads must be a compile-time constant")
+    messages = set(re.findall(r"CoopError: ([^\n]*)", error))
+    assert len(messages) <= 1, f"{name}: more than one coop error for one mistake: {sorted(messages)}"
+
+
+# A sitecustomize that hides NVRTC from cuda.pathfinder, through which numba-cuda finds
+# it (in the wheels, a conda environment or the system): the machine of a partial system
+# CUDA, with NVVM and without NVRTC.
+HIDE_NVRTC = """
+import cuda.pathfinder
+
+_load = cuda.pathfinder.load_nvidia_dynamic_lib
+
+
+def load_nvidia_dynamic_lib(libname):
+    if libname == "nvrtc":
+        raise cuda.pathfinder.DynamicLibNotFoundError(f'Failure finding "libnvrtc.so": hidden by {__file__}')
+    return _load(libname)
+
+
+cuda.pathfinder.load_nvidia_dynamic_lib = load_nvidia_dynamic_lib
+"""
+
+
+@pytest.mark.parametrize("required", [False, True], ids=["skipped", "required"])
+def test_missing_nvrtc_is_found_by_the_probe(tmp_path, required):
+    """Without NVRTC, where NVVM loads, the codegen tests are skipped naming NVRTC (failed
+    with COOP_REQUIRE_CODEGEN), instead of each failing to compile: a pytest run of this
+    module in a subprocess that cannot find NVRTC."""
+    (tmp_path / "sitecustomize.py").write_text(HIDE_NVRTC)
+    env = {k: v for k, v in os.environ.items() if k != "COOP_REQUIRE_CODEGEN"}
+    env.update(COOP_TEST_MODE="sim", PYTHONPATH=os.pathsep.join(filter(None, [str(tmp_path), env.get("PYTHONPATH")])))
+    if required:
+        env["COOP_REQUIRE_CODEGEN"] = "1"
+    selection = ["-k", "test_debug_checks_only_in_debug_mode"] if required else []
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rsE", __file__, *selection],
+                         cwd=HERE.parent, env=env, capture_output=True, text=True, timeout=600)
+    summary = run.stdout.strip().splitlines()[-1]
+    reason = 'DynamicLibNotFoundError: Failure finding "libnvrtc.so"'
+    assert reason in run.stdout, run.stdout[-4000:]
+    if required:
+        assert run.returncode == 1 and re.fullmatch(r"\d+ deselected, 2 errors in .*", summary), run.stdout[-4000:]
+    else:
+        assert run.returncode == 0 and re.fullmatch(r"\d+ skipped in .*", summary), run.stdout[-4000:]

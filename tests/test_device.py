@@ -11,15 +11,22 @@ from numba import cuda
 from helpers import FULL_MATRIX, ON_GPU, assert_equal_exact, dtype_id
 
 INTEGERS = (np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64)
-FLOATS = (np.float32, np.float64)
-DTYPES = INTEGERS + FLOATS if FULL_MATRIX else (np.int8, np.int32, np.uint64, np.float32)
+FLOATS = (np.float16, np.float32, np.float64)
+# bool, int8 and float16 in every algorithm's GPU matrix (a float16 constant in coop.device's
+# code once failed in NVVM there, which the simulator never runs: tests/codegen_cases.py
+# compiles every algorithm's kernels for them)
+SMALL_DTYPES = (np.bool_, np.int8, np.float16)
+DTYPES = (np.bool_,) + INTEGERS + FLOATS if FULL_MATRIX else (np.int8, np.int32, np.uint64, np.float32)
 SIZES = (0, 1, 31, 4097, 10**6 + 3) if FULL_MATRIX else (0, 1, 31, 300)
 LARGE = 1 << 28
 
 
 def values(dtype, n, seed):
-    """Small integers (exact in every dtype's arithmetic, wrapping where it overflows)."""
+    """Small integers (exact in every dtype's arithmetic, wrapping where it overflows); for
+    bool and float16 zeros and about 1000 ones (float16 sums then exact in any order)."""
     rng = np.random.default_rng(seed)
+    if np.dtype(dtype) in (np.bool_, np.float16):
+        return (rng.random(n) < min(0.5, 1000 / max(n, 1))).astype(dtype)
     low = 0 if np.dtype(dtype).kind == "u" else -3
     return rng.integers(low, 4, n).astype(dtype)
 
@@ -43,7 +50,7 @@ def test_sum_and_scans(dtype, n):
     coop.device.inclusive_sum(d_x, d_out)
     assert_equal_exact(d_out.copy_to_host(), expected, "inclusive_sum")
     coop.device.exclusive_sum(d_x, d_out)
-    assert_equal_exact(d_out.copy_to_host(), (expected - x).astype(dtype), "exclusive_sum")
+    assert_equal_exact(d_out.copy_to_host(), np.concatenate(([0], expected[:-1])).astype(dtype)[:n], "exclusive_sum")
 
 
 @pytest.mark.parametrize("n", SIZES)
@@ -187,7 +194,7 @@ def test_bad_input():
 
 
 @pytest.mark.parametrize("n", SIZES)
-@pytest.mark.parametrize("dtype", (np.int8, np.int64, np.float32) if FULL_MATRIX else (np.int32,), ids=dtype_id)
+@pytest.mark.parametrize("dtype", SMALL_DTYPES + (np.int64, np.float32) if FULL_MATRIX else (np.int32,), ids=dtype_id)
 def test_select_and_partition(dtype, n):
     x = values(dtype, n, seed=n + 7)
     keep = (np.arange(n) * 7919) % 5 < 2
@@ -257,8 +264,8 @@ def test_select_bad_input():
 
 
 @pytest.mark.parametrize("n", SIZES)
-@pytest.mark.parametrize("dtype", (np.float32, np.float64, np.uint8, np.int32, np.int64) if FULL_MATRIX
-                         else (np.float32, np.int16), ids=dtype_id)
+@pytest.mark.parametrize("dtype", (np.float16, np.float32, np.float64, np.int8, np.uint8, np.int32, np.int64)
+                         if FULL_MATRIX else (np.float32, np.int16), ids=dtype_id)
 def test_histogram_even(dtype, n):
     rng = np.random.default_rng(n + 11)
     kind = np.dtype(dtype).kind
@@ -313,6 +320,34 @@ def test_segmented_reduce(n):
     assert_equal_exact(d_maps.copy_to_host(), np.array(expected, np.int64), "segmented compositions")
 
 
+@pytest.mark.parametrize("n", SIZES)
+@pytest.mark.parametrize("dtype", SMALL_DTYPES if FULL_MATRIX else (np.float16,), ids=dtype_id)
+def test_small_dtypes_with_an_operator(dtype, n):
+    """The scans (inclusive_scan without initial too), reduce and segmented_reduce of bool,
+    int8 and float16 with max (logical_or for bool): exact in any grouping."""
+    rng = np.random.default_rng(n + 17)
+    is_bool = np.dtype(dtype) == np.bool_
+    x = (rng.random(n) < 0.01) if is_bool else rng.integers(-3, 4, n).astype(dtype)
+    op, reference = (coop.ops.logical_or, np.logical_or) if is_bool else (coop.ops.max, np.maximum)
+    initial = np.dtype(dtype).type(0 if is_bool else -2)
+    d_x, d_out = cuda.to_device(x), cuda.device_array(n, dtype)
+    coop.device.inclusive_scan(d_x, d_out, op)
+    assert_equal_exact(d_out.copy_to_host(), reference.accumulate(x), "inclusive_scan")
+    seeded = reference.accumulate(np.concatenate(([initial], x)).astype(dtype))
+    coop.device.inclusive_scan(d_x, d_out, op, initial=initial)
+    assert_equal_exact(d_out.copy_to_host(), seeded[1:], "inclusive_scan with initial")
+    coop.device.exclusive_scan(d_x, d_out, op, initial)
+    assert_equal_exact(d_out.copy_to_host(), seeded[:-1], "exclusive_scan")
+    d_total = cuda.device_array(1, dtype)
+    coop.device.reduce(d_x, d_total, op, initial)
+    assert_equal_exact(d_total.copy_to_host(), seeded[-1:], "reduce")
+    offsets = np.concatenate(([0], np.sort(rng.integers(0, n + 1, 9)), [n])).astype(np.int64)
+    d_segments = cuda.device_array(offsets.size - 1, dtype)
+    coop.device.segmented_reduce(d_x, d_segments, cuda.to_device(offsets), op, initial)
+    expected = [reference.reduce(x[a:b], initial=initial) for a, b in zip(offsets[:-1], offsets[1:])]
+    assert_equal_exact(d_segments.copy_to_host(), np.array(expected, dtype), "segmented_reduce")
+
+
 def test_histogram_and_segments_bad_input():
     d_x = cuda.to_device(np.arange(10, dtype=np.float32))
     with pytest.raises(ValueError, match=r"coop.device.histogram_even: d_histogram is too short: 4 counters, 5"):
@@ -326,3 +361,23 @@ def test_histogram_and_segments_bad_input():
     with pytest.raises(ValueError, match=r"coop.device.segmented_reduce: d_out is too short: 1 items, 2 needed"):
         coop.device.segmented_reduce(d_x, cuda.device_array(1, np.float32), cuda.to_device(np.array([0, 2, 4])),
                                      coop.ops.add, 0)
+
+
+@pytest.mark.parametrize("dtype", (np.int8, np.int16, np.uint8), ids=dtype_id)
+def test_small_integers_wrap(dtype):
+    """Sums of small integers combine in d_out's dtype and wrap, as C's do (the simulator
+    too, where NumPy raises OverflowError on a store out of range); values convert to
+    d_out's dtype as they are loaded (uint8 200 -> int8 -56)."""
+    n = 3000 if FULL_MATRIX else 700
+    x = np.full(n, 100, dtype)
+    d_x, d_total = cuda.to_device(x), cuda.device_array(1, dtype)
+    coop.device.sum(d_x, d_total)
+    assert_equal_exact(d_total.copy_to_host(), np.array([x.sum(dtype=dtype)]), "sum")
+    coop.device.reduce(d_x, d_total, lambda a, b: a + b, dtype(7))
+    assert_equal_exact(d_total.copy_to_host(), np.array([x.sum(dtype=dtype) + dtype(7)], dtype), "reduce")
+    d_out = cuda.device_array(n, dtype)
+    coop.device.inclusive_sum(d_x, d_out)
+    assert_equal_exact(d_out.copy_to_host(), np.cumsum(x, dtype=dtype), "inclusive_sum")
+    d_narrow = cuda.device_array(n, np.int8)
+    coop.device.inclusive_sum(cuda.to_device(np.full(n, 200, np.uint8)), d_narrow)
+    assert_equal_exact(d_narrow.copy_to_host(), np.cumsum(np.full(n, -56, np.int8), dtype=np.int8), "uint8 -> int8")

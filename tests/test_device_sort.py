@@ -33,18 +33,36 @@ def expected_order(keys, begin, end, descending):
     return np.argsort(digit_keys(keys, begin, end, descending), kind="stable")
 
 
-def check_sort(keys, begin=0, end=None, descending=False, with_values=True, value_dtype=np.int32):
+def check_sort(keys, begin=0, end=None, descending=False, with_values=True, value_dtype=np.int32,
+               out_of_place=False, seed=None):
+    """Sorts ``keys`` (with their positions as values) in place or into new outputs, and
+    compares with NumPy; ``seed`` (the keys') is named in a mismatch."""
     n = keys.size
+    values = np.arange(n, dtype=value_dtype)
     d_keys = cuda.to_device(keys)
-    d_values = cuda.to_device(np.arange(n, dtype=value_dtype)) if with_values else None
-    coop.device.radix_sort(d_keys, d_values, descending=descending, begin_bit=begin, end_bit=end)
+    d_values = cuda.to_device(values) if with_values else None
+    outputs = {}
+    if out_of_place:
+        outputs["d_keys_out"] = cuda.device_array(n, keys.dtype)
+        if with_values:
+            outputs["d_values_out"] = cuda.device_array(n, value_dtype)
+    coop.device.radix_sort(d_keys, d_values, descending=descending, begin_bit=begin, end_bit=end, **outputs)
     order = expected_order(keys, begin, end, descending)
-    what = f"radix_sort({keys.dtype}, n={n}, bits {begin}..{end}, descending={descending})"
-    # keys compared bit for bit (NaNs, -0.0)
-    got = d_keys.copy_to_host()
-    assert_equal_exact(got.view(np.uint8), keys[order].view(np.uint8), what + " keys")
+    what = (f"radix_sort({keys.dtype}, n={n}, bits {begin}..{end}, descending={descending}"
+            f"{f', {np.dtype(value_dtype)} values' if with_values else ''}{', out of place' if out_of_place else ''}"
+            f"{'' if seed is None else f', seed {seed}'})")
+
+    def bits(array):  # (keys compared bit for bit, NaNs and -0.0 included, by item)
+        return array.view(f"u{array.dtype.itemsize}")
+
+    assert_equal_exact(bits(outputs.get("d_keys_out", d_keys).copy_to_host()), bits(keys[order]), what + " keys")
     if with_values:
-        assert_equal_exact(d_values.copy_to_host(), order.astype(value_dtype), what + " values")
+        got = outputs.get("d_values_out", d_values).copy_to_host()
+        assert_equal_exact(got, order.astype(value_dtype), what + " values")
+    if out_of_place:
+        assert_equal_exact(bits(d_keys.copy_to_host()), bits(keys), what + ": d_keys left as it was")
+        if with_values:
+            assert_equal_exact(d_values.copy_to_host(), values, what + ": d_values left as it was")
 
 
 @pytest.mark.parametrize("n", SIZES)
@@ -87,6 +105,20 @@ def test_values_wider_than_keys_and_in_place_aliases():
     got = d_values.copy_to_host()
     assert_equal_exact(got[:n], values[order], "values")
     assert_equal_exact(got[n:], values[n:], "the values past the keys")
+
+
+@pytest.mark.parametrize("value_dtype", [np.bool_, np.int8, np.float16] if FULL_MATRIX else [np.float16],
+                         ids=dtype_id)
+def test_small_values(value_dtype):
+    """bool, int8 and float16 values moved with their keys (keys of those types are in
+    test_keys_and_pairs)."""
+    n = 20011 if FULL_MATRIX else 400
+    keys = keys_of(np.float16, n, seed=9)
+    values = (np.arange(n) % 5).astype(value_dtype)
+    d_keys, d_values = cuda.to_device(keys), cuda.to_device(values)
+    coop.device.radix_sort(d_keys, d_values, descending=True)
+    order = expected_order(keys, 0, None, True)
+    assert_equal_exact(d_values.copy_to_host(), values[order], "values")
 
 
 @pytest.mark.parametrize("n", SIZES)

@@ -3,13 +3,8 @@ iterators give them) against NumPy: segmented sums (a non-commutative operator o
 (flag, value) pairs), (count, sum) pairs, affine maps composed in order, argmax / argmin
 over (value, index) pairs; on the simulator (small sizes, tile boundaries) and the GPU
 (the issue's sizes, a large input, repeated runs), plus bad input raised before any
-launch."""
-
-import json
-import os
-import pathlib
-import subprocess
-import sys
+launch. Their kernels compiled for sm_90 are checked by tests/codegen_cases.py
+(device-tuple-*)."""
 
 import numpy as np
 import pytest
@@ -253,73 +248,6 @@ def test_large():
     d_total = empty(1, np.int64, np.float64)
     coop.device.reduce(d_in, d_total, pair_sum, (0, 0))
     assert tuple(a[0] for a in host(d_total)) == (-(-LARGE // period), LARGE)
-
-
-# -- the compiled kernels: registers only, no calls ------------------------------------------
-
-_COMPILE = r"""
-import importlib, json, re
-import numpy as np
-import coop
-from numba import cuda
-from numba.cuda import types
-from numba.cuda.np.numpy_support import from_dtype
-
-scan = importlib.import_module("coop.device.scan")
-reduce = importlib.import_module("coop.device.reduce")
-
-
-@cuda.jit(device=True)
-def segmented_sum(a, b):
-    return a[0] | b[0], b[1] if b[0] else a[1] + b[1]
-
-
-def arrays(dtypes):
-    return types.Tuple([types.Array(from_dtype(d), 1, "C") for d in dtypes])
-
-
-def values(dtypes):
-    return types.Tuple([from_dtype(d) for d in dtypes])
-
-
-def compiled(kernel, sig):
-    ptx, _ = cuda.compile_ptx(kernel.py_func, sig, cc=(9, 0))
-    return {"local": bool(re.search(r"\.local\b|__local_depot", ptx)),
-            "calls": len(re.findall(r"^\s*call(\.uni)?\b", ptx, re.MULTILINE))}
-
-
-pair = (np.dtype(np.int32), np.dtype(np.float32))
-results = {}
-for exclusive, has_initial in ((False, False), (False, True), (True, True)):
-    kernel, _ = scan._tuple_scan_kernel(segmented_sum, pair, pair, exclusive, has_initial)
-    sig = (arrays(pair), arrays(pair), types.int64, types.Array(types.uint32, 1, "C"), arrays(pair), arrays(pair),
-           types.uint32, values(pair))
-    results[f"scan exclusive={exclusive} initial={has_initial}"] = compiled(kernel, sig)
-for op in (segmented_sum, coop.ops.argmax):
-    kernel, _, _ = reduce._tuple_kernel(op, pair, pair)
-    sig = (arrays(pair), types.int64, arrays(pair), types.Array(types.uint32, 1, "C"), values(pair), arrays(pair))
-    results[f"reduce {getattr(op, '__name__', op)}"] = compiled(kernel, sig)
-print(json.dumps(results))
-"""
-
-
-@pytest.mark.codegen
-def test_tuple_kernels_registers_only():
-    """The tuple scans and reduction of (int32, float32) pairs compiled for sm_90: no
-    local memory, no calls (compiled in a subprocess with Numba's GPU backend)."""
-    root = pathlib.Path(__file__).resolve().parents[1]
-    env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_ENABLE_CUDASIM", "COOP_TEST_MODE")}
-    env["NUMBA_ENABLE_CUDASIM"] = "0"
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")]))
-    run = subprocess.run([sys.executable, "-c", _COMPILE], env=env, capture_output=True, text=True, timeout=900)
-    if run.returncode != 0 and "NVVM" in run.stderr and not os.environ.get("COOP_REQUIRE_CODEGEN"):
-        pytest.skip("codegen checks need the CUDA toolkit's NVVM")
-    assert run.returncode == 0, run.stderr[-4000:]
-    results = json.loads(run.stdout.strip().splitlines()[-1])
-    assert len(results) == 5
-    for name, result in results.items():
-        assert not result["local"], f"{name}: PTX uses local memory"
-        assert result["calls"] == 0, f"{name}: PTX makes {result['calls']} calls"
 
 
 # -- bad input, before any launch -----------------------------------------------------------

@@ -29,6 +29,7 @@ import subprocess
 import sys
 import textwrap
 import types
+import warnings
 
 import pytest
 
@@ -73,6 +74,7 @@ MODULES = [
     "coop.device.select",
     "coop.device.histogram",
     "coop.device.segmented_reduce",
+    "coop.device.lookback",
 ]
 
 
@@ -191,9 +193,12 @@ def _check_import_order(code, where):
 
 
 def _run(code, where):
+    """Run an example; a warning it prints (an overflow on the simulator...) fails it."""
     _check_import_order(code, where)
     namespace = {"__name__": "coop_example_" + re.sub(r"\W", "_", where)}
-    exec(compile(code, f"<example {where}>", "exec"), namespace)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        exec(compile(code, f"<example {where}>", "exec"), namespace)
 
 
 # -- the tests ----------------------------------------------------------------------------
@@ -295,3 +300,74 @@ def test_example_runs_without_simulator_variable(name):
         [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600
     )
     assert run.returncode == 0, f"{name}: the example failed in a fresh interpreter:\n{run.stderr[-4000:]}"
+
+
+def _public_objects():
+    """{name: object} for coop and everything public reachable from it (each namespace's
+    ``__all__``, else its names without a leading underscore, under their first public
+    name), the primitives' ``temp_storage_bytes``, and every module of coop."""
+    import collections
+    import pkgutil
+
+    def in_coop(value):
+        name = value.__name__ if isinstance(value, types.ModuleType) else getattr(value, "__module__", None)
+        return (name or "").startswith("coop")
+
+    found, seen = {}, set()
+    pending = collections.deque([("coop", coop)])
+    pending.extend((m.name, importlib.import_module(m.name)) for m in pkgutil.walk_packages(coop.__path__, "coop."))
+    while pending:
+        name, value = pending.popleft()
+        if id(value) in seen or not in_coop(value):
+            continue
+        seen.add(id(value))
+        found[name] = value
+        if isinstance(value, types.ModuleType):
+            public = getattr(value, "__all__", [n for n in vars(value) if not n.startswith("_")])
+            pending.extendleft(reversed([(f"{name}.{n}", getattr(value, n)) for n in public if hasattr(value, n)]))
+        elif callable(value) and hasattr(value, "temp_storage_bytes"):
+            pending.appendleft((f"{name}.temp_storage_bytes", value.temp_storage_bytes))
+    return found
+
+
+def test_no_docstring_keeps_a_placeholder():
+    """help() never shows ``{threads}`` and the like: every shared paragraph is filled in,
+    also where text follows the placeholder on its line."""
+    objects = _public_objects()
+    assert "coop.block.radix_sort" in objects and "coop.device.histogram_even" in objects
+    pattern = re.compile(r"\{(%s)\}|^\s*\{[a-z_]+\}" % "|".join(PARAGRAPHS), re.MULTILINE)
+    kept = {name: [m[0].strip() for m in pattern.finditer(value.__doc__)] for name, value in objects.items()
+            if "._" not in name and isinstance(value.__doc__, str) and pattern.search(value.__doc__)}
+    assert not kept, f"docstrings with placeholders left: {kept}"
+
+
+PARTIAL_TILE_PRIMITIVES = [name for name, fn in PRIMITIVES.items()
+                           if "valid_items" in inspect.signature(fn).parameters
+                           and not name.endswith((".load", ".store", ".transform"))]
+
+
+@pytest.mark.parametrize("name", PARTIAL_TILE_PRIMITIVES)
+def test_valid_items_says_which_positions_count(name):
+    """A partial tile counts blocked positions: items loaded striped must be exchanged
+    first, which each primitive taking ``valid_items`` says."""
+    parameters = _sections(_doc(name))["Parameters"]
+    entry = parameters[parameters.index("valid_items :"):]
+    entry = entry[: re.search(r"\n    \w+ :|\Z", entry[1:]).start() + 1]
+    assert "blocked order" in entry and "exchanged to blocked" in " ".join(entry.split()), f"{name}: {entry}"
+
+
+def test_namespaces_show_their_primitives_and_no_module_passes_for_one():
+    """``dir()`` of a namespace lists its ``__all__``; a module of coop's source under a
+    namespace (``coop.device.histogram``) called like a function names what to call."""
+    exported = [name for name in ["coop", *NAMESPACES]  # (coop.warp.merge is a module of merge_sort's)
+                if name == "coop" or name.rsplit(".", 1)[1] in importlib.import_module(name.rsplit(".", 1)[0]).__all__]
+    assert len(exported) == 9, exported
+    for name in exported:
+        namespace = importlib.import_module(name)
+        assert dir(namespace) == sorted(namespace.__all__), name
+    with pytest.raises(TypeError, match=r"coop.device.histogram is a module of coop's source, not a function: "
+                                        r"call coop.device.histogram_even$"):
+        coop.device.histogram(None, None, 10, 0.0, 1.0)
+    with pytest.raises(TypeError, match=r"call coop.block.inclusive_scan, coop.block.exclusive_scan"):
+        coop.block.scan(None)
+    assert "BlockRadixRank" in pydoc.render_doc(coop.block.radix)  # (a module still, for help())

@@ -291,3 +291,126 @@ def test_operator_signatures_are_read_one_thread_at_a_time(monkeypatch):
     assert specialize._takes(operator.sub, 2) and not specialize._takes(operator.sub, 3)
     assert specialize.parameter_count(operator.mul) == 2
     assert held == [True, True, True], f"signature reads, whether each held the lock: {held}"
+
+
+@simulator_only
+def test_threads_reaching_a_shared_array_together_share_it(monkeypatch):
+    """The simulator keeps one array per ``cuda.shared.array`` line and launch, made by
+    the first thread to reach the line. Threads of a block reach it together: one switched
+    out between the look-up and the store kept an array of its own (a radix sort's wrong
+    result, seen once under load). Here every thread is held between the two until all
+    have looked up, the schedule that split them."""
+    import threading
+
+    from coop._core import simulator
+
+    threads = 32
+    all_looked_up = threading.Barrier(threads, timeout=30)
+    make_array = simulator._kernel_array
+
+    def made_once_all_looked_up(shape, dtype):
+        all_looked_up.wait()
+        return make_array(shape, dtype)
+
+    monkeypatch.setattr(simulator, "_kernel_array", made_once_all_looked_up)
+
+    @cuda.jit
+    def kernel(out):
+        shared = cuda.shared.array(threads, np.int32)
+        t = cuda.threadIdx.x
+        shared[t] = t
+        cuda.syncthreads()
+        for i in range(threads):
+            out[t, i] = shared[i]
+
+    out = np.full((threads, threads), -1, np.int32)
+    kernel[1, threads](out)
+    seen_apart = [t for t in range(threads) if (out[t] != np.arange(threads)).any()]
+    assert not seen_apart, f"threads {seen_apart} saw a shared array of their own: {out[seen_apart[0]]}"
+
+
+def test_integer_stores_wrap_as_compiled_stores_do():
+    """A store converts an integer to the array's type as compiled code does (C's
+    conversion: the low bits), in local, shared and global arrays: on the simulator too,
+    where NumPy raises OverflowError for a value out of range."""
+
+    @cuda.jit
+    def kernel(x, narrow, wide):
+        items = cuda.local.array(2, np.int8)
+        items[0] = x[0]
+        items[1] = x[0] + x[1]
+        shared = cuda.shared.array(2, np.int16)
+        shared[0] = x[1] * 1000
+        shared[1] = -x[1] * 1000
+        cuda.syncthreads()
+        narrow[0] = items[0]
+        narrow[1] = items[1]
+        narrow[2] = x[1] * 1000  # into a global int8 array
+        wide[0] = shared[0]
+        wide[1] = shared[1]
+
+    x = np.array([200, 200], np.int64)
+    narrow, wide = np.zeros(3, np.int8), np.zeros(2, np.int16)
+    kernel[1, 1](x, narrow, wide)
+    assert narrow.tolist() == np.array([200, 400, 200000]).astype(np.int8).tolist()
+    assert wide.tolist() == np.array([200000, -200000]).astype(np.int16).tolist()
+
+
+RUN_TIME_THREADS = "coop.block.sum: threads must be a compile-time constant integer (a literal or a module-level constant), got a run-time value of type int64"
+
+
+def test_run_time_threads_through_a_lambda_is_refused():
+    """A lambda's free variable is its kernel's: a kernel argument is a run-time value
+    there too, a local assigned a constant is a constant."""
+
+    @cuda.jit
+    def run_time(x, out, n):
+        total = lambda v: coop.block.sum(v, threads=n)  # noqa: E731
+        out[0] = total(x[cuda.threadIdx.x])
+
+    @cuda.jit
+    def constant(x, out, n):
+        threads = 32
+        total = lambda v: coop.block.sum(v, threads=threads)  # noqa: E731
+        out[0] = total(x[cuda.threadIdx.x])
+
+    x, out = np.arange(32, dtype=np.int32), np.zeros(1, np.int32)
+    assert RUN_TIME_THREADS in " ".join(_launch_error(run_time, 1, 32, x, out, 32).split())
+    constant[1, 32](x, out, 32)
+    assert out[0] == x.sum()
+
+
+def test_run_time_threads_in_a_kernel_without_source_is_refused():
+    """A kernel made by ``exec`` (no source to read): its own parameter passed as it is
+    is a run-time value, found in the bytecode."""
+    namespace = {"coop": coop, "cuda": cuda}
+    exec(  # noqa: S102
+        "def made(x, out, n):\n"
+        "    out[0] = coop.block.sum(x[cuda.threadIdx.x], threads=n)\n"
+        "def made_with_a_literal(x, out, n):\n"
+        "    out[0] = coop.block.sum(x[cuda.threadIdx.x], threads=32)\n",
+        namespace,
+    )
+    x, out = np.arange(32, dtype=np.int32), np.zeros(1, np.int32)
+    assert RUN_TIME_THREADS in " ".join(_launch_error(cuda.jit(namespace["made"]), 1, 32, x, out, 32).split())
+    cuda.jit(namespace["made_with_a_literal"])[1, 32](x, out, 32)
+    assert out[0] == x.sum()
+
+
+@simulator_only
+def test_every_coop_error_is_a_coop_error():
+    """``except coop.CoopError`` catches a misused collective and a bad coop.device
+    argument as well as a compile-time misuse; each stays the Python error it was."""
+
+    @cuda.jit
+    def kernel(x, out):
+        if cuda.threadIdx.x < 16:
+            out[0] = coop.warp.sum(x[cuda.threadIdx.x])
+
+    with pytest.raises(coop.CoopError) as error:
+        kernel[1, 32](np.ones(32, np.int32), np.zeros(1, np.int32))
+    assert isinstance(error.value, (coop.CollectiveError, RuntimeError))
+    assert coop.WarpSyncError.__mro__.index(coop.CollectiveError) > 0
+    with pytest.raises(coop.CoopError) as error:
+        coop.device.sum(np.ones(4), cuda.device_array(1))
+    assert isinstance(error.value, TypeError) and isinstance(error.value, coop.ArgumentTypeError)

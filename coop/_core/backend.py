@@ -29,31 +29,43 @@ def _simulate_without_a_gpu():
 
     if "numba.cuda" in sys.modules:
         if not gpu_available():
-            warnings.warn(
+            _warn(
                 "coop: numba.cuda was imported before coop on a machine without a CUDA GPU, so "
                 "Numba keeps its GPU backend and launching a kernel will fail ('CUDA driver "
                 "library cannot be found'). Import coop before numba.cuda (or set "
                 "NUMBA_ENABLE_CUDASIM=1) to run kernels on Numba's CPU simulator; set "
-                "NUMBA_ENABLE_CUDASIM=0 to silence this if you only compile (cuda.compile_ptx).",
-                stacklevel=_frames_to_importer(),
+                "NUMBA_ENABLE_CUDASIM=0 to silence this if you only compile (cuda.compile_ptx)."
             )
         return
     if not gpu_available():
         os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
-        warnings.warn(
+        _reread_numba_config()
+        _warn(
             "coop: no CUDA GPU found, so kernels run on Numba's CUDA simulator "
-            "(set NUMBA_ENABLE_CUDASIM=0 before importing coop to keep Numba's GPU backend)",
-            stacklevel=_frames_to_importer(),
+            "(set NUMBA_ENABLE_CUDASIM=0 before importing coop to keep Numba's GPU backend)"
         )
+
+
+def _reread_numba_config():
+    """``import numba`` (the package) reads ``NUMBA_ENABLE_CUDASIM`` into its config, which
+    numba.cuda then consults when it is first imported: an ``import numba`` before coop
+    would keep the GPU backend although coop has just chosen the simulator. Numba's own
+    ``reload_config`` (which its compiler calls before each compilation) reads the
+    environment again."""
+    config = sys.modules.get("numba.core.config")
+    if config is not None:
+        config.reload_config()
 
 
 PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # coop/
 
 
 def _frames_to_importer():
-    """The warnings stacklevel of the first frame outside coop and the import machinery:
-    the user's ``import coop``. ``warnings.warn`` does not count the import machinery's
-    frames (``<frozen importlib._bootstrap>``), so neither does this."""
+    """The warnings stacklevel of the first frame outside coop and Python's own frozen
+    modules: the user's ``import coop``; None if there is none (``python -m coop``, whose
+    runpy frames import the package, and whose tour says where it runs). ``warnings.warn``
+    does not count the import machinery's frames (``<frozen importlib._bootstrap>``), so
+    neither does this; it counts runpy's."""
     package = PACKAGE_DIR
     frame, level = sys._getframe(1), 1
     while frame is not None:
@@ -61,10 +73,17 @@ def _frames_to_importer():
         if filename.startswith("<frozen importlib"):
             frame = frame.f_back
             continue
-        if not filename.startswith(package):
+        if not filename.startswith((package, "<frozen ")):
             return level
         frame, level = frame.f_back, level + 1
-    return 1
+    return None
+
+
+def _warn(message):
+    """A warning attributed to the user's ``import coop`` (none without one)."""
+    level = _frames_to_importer()
+    if level is not None:
+        warnings.warn(message, stacklevel=level)
 
 
 def _compile_without_a_gpu():

@@ -9,7 +9,8 @@ its type inference; see ``tests/test_simulator_debugger.py``):
 
 - a literal (``128``, ``"raking"``, ``True``, ``None``), a constant expression Python
   folds (``-4``, ``16 * 2``), a tuple or constant subscript of constants: constant;
-- a global or closure variable of the kernel: constant (Numba freezes them);
+- a global or closure variable of the kernel: constant (Numba freezes them); a free
+  variable of a lambda or closure defined in the kernel is the kernel's variable;
 - a local variable: constant if every assignment to it gives the same constant value
   (``n = 16``; ``n = N``), not if it is a loop variable, augmented, unpacked, or
   assigned different values;
@@ -18,11 +19,14 @@ its type inference; see ``tests/test_simulator_debugger.py``):
 - anything else (``cuda.blockDim.x``, ``module.CONST``, ``N * 2``, ``np.int32(4)``,
   ``len(x)``): a run-time value.
 
-Where the source cannot be read or the call not found, every argument counts as a
-constant, as the simulator did before (it then misses the error rather than inventing one).
+Where the source cannot be read (a kernel made by ``exec`` or ``python -c``) or the call
+not found, the bytecode still shows a kernel passing one of its own parameters as it is
+(a run-time value); every other argument then counts as a constant (the simulator misses
+the error rather than inventing one).
 """
 
 import ast
+import dis
 import inspect
 import os
 import textwrap
@@ -71,7 +75,10 @@ def _analyse(frame, chain, parameters):
     scope = _Scope.of(chain)
     call = scope.call() if scope is not None else None
     if call is None:
-        return CallSite(where)
+        from coop._core.simulator import is_kernel_frame
+
+        run_time = _kernel_parameters_passed(frame, parameters) if is_kernel_frame(frame) else frozenset()
+        return CallSite(where, run_time)
     arguments = list(_arguments(call, parameters))
     run_time = frozenset(name for name, argument in arguments if not scope.constant(argument))
     read_only = frozenset(name for name, argument in arguments if scope.global_array(argument))
@@ -81,6 +88,47 @@ def _analyse(frame, chain, parameters):
 def _describe(frame):
     code = frame.f_code
     return "%s:%d in %s" % (os.path.basename(code.co_filename), frame.f_lineno, code.co_name)
+
+
+def _kernel_parameters_passed(frame, parameters):
+    """Without the kernel's source (code made by ``exec``, ``python -c``): the names of
+    the parameters of the call ``frame`` is making that are given one of the kernel's
+    own parameters as it is (a run-time value), read from the bytecode. Other arguments
+    count as constants."""
+    code = frame.f_code
+    instructions = [i for i in dis.get_instructions(code) if i.opname != "CACHE"]
+    # (the call under way: f_lasti may point into its inline caches, which follow it)
+    at = max((k for k, i in enumerate(instructions) if i.offset <= frame.f_lasti), default=None)
+    if at is None or not instructions[at].opname.startswith("CALL") or instructions[at].arg is None:
+        return frozenset()
+    count, keywords, end = instructions[at].arg, (), at
+    while end > 0 and instructions[end - 1].opname in ("PRECALL", "KW_NAMES"):
+        end -= 1
+        if instructions[end].opname == "KW_NAMES":
+            keywords = code.co_consts[instructions[end].arg]
+    if instructions[at].opname in ("CALL_KW", "CALL_FUNCTION_KW") and instructions[end - 1].opname == "LOAD_CONST":
+        end -= 1
+        keywords = instructions[end].argval
+    arguments = []  # (each argument's instructions, last argument first)
+    while len(arguments) < count:
+        start, depth = end, 0
+        while depth < 1 and start > 0:
+            start -= 1
+            instruction = instructions[start]
+            if instruction.opcode in dis.hasjabs or instruction.opcode in dis.hasjrel:
+                return frozenset()  # (a conditional expression: not followed)
+            depth += dis.stack_effect(instruction.opcode, instruction.arg)
+        if depth != 1:
+            return frozenset()
+        arguments.append(instructions[start:end])
+        end = start
+    arguments.reverse()
+    names = list(parameters[: count - len(keywords)]) + list(keywords)
+    kernel_parameters = set(code.co_varnames[: code.co_argcount + code.co_kwonlyargcount])
+    return frozenset(
+        name for name, loads in zip(names, arguments)
+        if len(loads) == 1 and loads[0].opname.startswith("LOAD_FAST") and loads[0].argval in kernel_parameters
+    )
 
 
 def _library_dirs():
@@ -198,8 +246,11 @@ class _Scope:
                 self.parameters, name, depth + 1
             )
         values = self.assignments.get(name)
-        if values is None:  # a global or closure variable: frozen as a constant
-            return True
+        if values is None:
+            if name in self.frame.f_code.co_freevars and self.caller is not None and self.caller.defines(self.frame):
+                # a variable of the kernel (device function) that defines and calls this lambda
+                return self.caller._constant_name(name, depth + 1)
+            return True  # a global, or a closure variable of the kernel: frozen as a constant
         if any(value is None for value in values):
             return False
         if not all(self.constant(value, depth + 1) for value in values):
@@ -208,6 +259,17 @@ class _Scope:
             seen = {self._evaluate(value) for value in values}
             return len(seen) == 1 and _NOT_EVALUATED not in seen
         return True
+
+    def defines(self, frame):
+        """Whether ``frame`` runs a function (a lambda, a closure) defined in this scope's."""
+        pending = list(self.frame.f_code.co_consts)
+        while pending:
+            constant = pending.pop()
+            if constant is frame.f_code:
+                return True
+            if inspect.iscode(constant):
+                pending.extend(constant.co_consts)
+        return False
 
     def global_array(self, node):
         """Whether ``node`` is a global or closure array (or a slice of one)."""

@@ -7,8 +7,10 @@ A primitive's docstring names a shared paragraph on a line of its own, in braces
     {block_barriers}
 
 and ``expand`` (applied by the ``primitive`` decorator, so ``help()`` shows the result)
-replaces that line with the paragraph, indented as the placeholder was. Only whole lines
-holding a known name are replaced: other braces in a docstring are left alone.
+replaces that line with the paragraph, indented as the placeholder was; text after the
+placeholder on its line (``{threads} Required.``) follows the paragraph on a line of its
+own. Only lines starting with a known name are replaced: other braces in a docstring
+are left alone.
 """
 
 import re
@@ -18,7 +20,7 @@ __all__ = ["PARAGRAPHS", "expand"]
 #: name -> paragraph (plain text, unindented; may span several lines).
 PARAGRAPHS = {}
 
-_PLACEHOLDER = re.compile(r"^(?P<indent>[ \t]*)\{(?P<name>[a-z_]+)\}[ \t]*$", re.MULTILINE)
+_PLACEHOLDER = re.compile(r"^(?P<indent>[ \t]*)\{(?P<name>[a-z_]+)\}[ \t]*(?P<rest>\S[^\n]*?)?[ \t]*$", re.MULTILINE)
 
 
 def expand(doc):
@@ -31,7 +33,10 @@ def expand(doc):
         if text is None:
             return match[0]
         indent = match["indent"]
-        return "\n".join(indent + line if line else "" for line in text.strip("\n").splitlines())
+        lines = text.strip("\n").splitlines()
+        if match["rest"]:  # ("{threads} Required.": the paragraph, then the rest)
+            lines.append(match["rest"])
+        return "\n".join(indent + line if line else "" for line in lines)
 
     return _PLACEHOLDER.sub(paragraph, doc)
 
@@ -85,6 +90,17 @@ complete: a block whose last warp is partial needs a ``width`` that divides the
 lanes it has.
 """
 
+# Where a primitive's ``valid_items`` counts from, for items arrays.
+PARAGRAPHS["blocked_positions"] = """
+Positions are counted in blocked order: item ``i`` of rank ``r`` (the thread's
+rank in the block, the lane's in the logical warp) is position ``r *
+items_per_thread + i``, CUB's blocked arrangement. Items held in another
+arrangement (after a ``"striped"`` load, item ``i`` of rank ``r`` holds tile
+position ``i * threads + r``) must be exchanged to blocked first
+(``coop.block.exchange``, ``coop.warp.exchange``), or other items than the
+tile's first ``valid_items`` are taken.
+"""
+
 # ``valid_items`` of warp reductions.
 PARAGRAPHS["warp_valid_items"] = """
 The same in every lane of the logical warp: a partial warp. With one value per
@@ -92,7 +108,7 @@ lane, only logical lanes ``0 .. valid_items-1`` contribute (the other lanes
 still call, with any value); with items arrays, only the first ``valid_items``
 items of the warp's tile. At least 1; the whole tile or more means every item.
 Default None: everything contributes.
-"""
+""" + PARAGRAPHS["blocked_positions"]
 
 # ``valid_items`` of block reductions.
 PARAGRAPHS["block_valid_items"] = """
@@ -101,7 +117,7 @@ The same in every thread: a partial tile. With one value per thread, only ranks
 value); with items arrays, only the first ``valid_items`` items of the tile. At
 least 1; the whole tile or more means every item. Default None: everything
 contributes.
-"""
+""" + PARAGRAPHS["blocked_positions"]
 
 # The ``value`` of warp reductions and scans.
 PARAGRAPHS["warp_value"] = """

@@ -7,7 +7,31 @@ from numba.cuda.core.errors import TypingError
 
 
 class CoopError(TypingError):
-    """A misuse of a coop primitive, found when the kernel is compiled."""
+    """Every error coop raises is one (``except coop.CoopError`` catches them all): a
+    misuse of a primitive found when the kernel compiles is a CoopError itself (a Numba
+    ``TypingError``, which Numba reports with the kernel's line); the simulator's misused
+    collectives are ``CollectiveError``\\s, coop.device's bad arguments
+    ``ArgumentTypeError``\\s and ``ArgumentValueError``\\s."""
+
+
+class CollectiveError(CoopError, RuntimeError):
+    """A collective (a coop primitive, ``syncthreads`` or a warp intrinsic) that the
+    simulator found misused: called by only some of the threads that must call it, with
+    arguments that differ between them, or waiting for threads that can never come."""
+
+
+class WarpSyncError(CollectiveError):
+    """A warp collective in the simulator cannot complete, or was misused."""
+
+
+class ArgumentTypeError(CoopError, TypeError):
+    """An argument of a coop.device function of the wrong kind (a host array, a dtype
+    the function does not take...), found before any launch."""
+
+
+class ArgumentValueError(CoopError, ValueError):
+    """An argument of a coop.device function with a wrong value (too short, overlapping
+    another, out of range...), found before any launch."""
 
 
 def launch_message(qualname, given, count):

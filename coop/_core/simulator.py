@@ -65,6 +65,7 @@ When a thread of the block raises, the threads waiting for it stop with the
 simulator's abort and the launch reports that thread's error.
 """
 
+import functools
 import os
 import sys
 import threading
@@ -78,9 +79,10 @@ from numba.cuda.simulator import kernel as _sim_kernel
 from numba.cuda.simulator.kernel import BlockManager, BlockThread
 from numba.cuda import types
 from numba.cuda.np import numpy_support
+from numba.cuda.simulator.cudadrv.devicearray import FakeCUDAArray
 from numba.cuda.simulator.kernelapi import FakeCUDALocal, FakeCUDAModule, FakeCUDAShared
 
-from coop._core.errors import launch_message
+from coop._core.errors import CollectiveError, WarpSyncError, launch_message
 
 __all__ = [
     "DEADLOCK_TIMEOUT_S",
@@ -128,16 +130,6 @@ _SHFL_MODE_NAMES = {
     SHFL_DOWN: "shfl.sync.down",
     SHFL_BFLY: "shfl.sync.bfly",
 }
-
-
-class CollectiveError(RuntimeError):
-    """A collective (a coop primitive, ``syncthreads`` or a warp intrinsic) that the
-    simulator found misused: called by only some of the threads that must call it, with
-    arguments that differ between them, or waiting for threads that can never come."""
-
-
-class WarpSyncError(CollectiveError):
-    """A warp collective in the simulator cannot complete, or was misused."""
 
 
 # --------------------------------------------------------------------------------------
@@ -1053,13 +1045,56 @@ def _check_alignment(alignment):
         raise ValueError(f"alignment must be a positive power of two, got {alignment!r}")
 
 
+def wrapped_integer(value, dtype):
+    """``value`` converted to the integer ``dtype`` as a compiled store converts it (C's
+    conversion: the low bits), where NumPy raises ``OverflowError`` for a value out of
+    the dtype's range."""
+    if dtype.kind not in "iu" or isinstance(value, np.ndarray):
+        return None
+    try:
+        low_bits = int(value) & ((1 << (8 * dtype.itemsize)) - 1)
+    except (TypeError, ValueError, OverflowError):  # (not an integer: a float's infinity, say)
+        return None
+    return np.array(low_bits, np.dtype(f"u{dtype.itemsize}")).view(dtype)[()]
+
+
+class _KernelArray(np.ndarray):
+    """A simulated kernel's local or shared array: stores convert integers as compiled
+    code does (``wrapped_integer``), so that, say, an int8 sum wraps as on a GPU instead
+    of raising."""
+
+    def __setitem__(self, index, value):
+        try:
+            super().__setitem__(index, value)
+        except OverflowError:
+            wrapped = wrapped_integer(value, self.dtype)
+            if wrapped is None:
+                raise
+            super().__setitem__(index, wrapped)
+
+
+def _device_array_setitem(self, index, value):
+    """``FakeCUDAArray.__setitem__`` converting integers as compiled stores do in a kernel."""
+    try:
+        return self._ary.__setitem__(index, value)
+    except OverflowError:
+        wrapped = wrapped_integer(value, self._ary.dtype) if running_kernel_module() is not None else None
+        if wrapped is None:
+            raise
+        return self._ary.__setitem__(index, wrapped)
+
+
+def _kernel_array(shape, dtype):
+    return np.empty(shape, dtype).view(_KernelArray)
+
+
 def _local_array(self, shape, dtype, alignment=None):
     """``cuda.local.array`` accepting ``alignment=`` as compiled code does (NumPy's
     allocations are aligned for every dtype coop uses; the stock simulator refuses)."""
     _check_alignment(alignment)
     if isinstance(dtype, types.Type):
         dtype = numpy_support.as_dtype(dtype)
-    return np.empty(shape, dtype)
+    return _kernel_array(shape, dtype)
 
 
 def _shared_array(self, shape, dtype, alignment=None):
@@ -1074,7 +1109,10 @@ def _shared_array(self, shape, dtype, alignment=None):
     caller = traceback.extract_stack(sys._getframe(1), limit=1)[0][0:2]
     allocation = self._allocations.get(caller)
     if allocation is None:
-        allocation = self._allocations[caller] = np.empty(shape, dtype)
+        # The block's threads reach the line together: a thread switch between the
+        # look-up and a plain store would leave each its own array (the stock simulator's
+        # race: a radix sort wrong now and then). setdefault is one step under the GIL.
+        allocation = self._allocations.setdefault(caller, _kernel_array(shape, dtype))
     return allocation
 
 
@@ -1100,12 +1138,14 @@ def install():
             setattr(FakeCUDAModule, name, _WarpIntrinsicMethods.__dict__[name])
         FakeCUDALocal.array = _local_array
         FakeCUDAShared.array = _shared_array
+        FakeCUDAArray.__setitem__ = _device_array_setitem
 
         original_run = BlockThread.run
 
         def run(self):
             try:
-                original_run(self)
+                with np.errstate(over="ignore"):  # (integers wrap silently, as on a GPU; per thread)
+                    original_run(self)
             finally:
                 _block_state(self).thread_exited(self)
 
@@ -1134,10 +1174,7 @@ def _run_block(self, grid_point, *args):
     state = _BlockState(self._block_dim, grid_point)
     threads = []
     for block_point in np.ndindex(*self._block_dim):
-
-        def target():
-            self._f(*args)
-
+        target = functools.partial(_run_kernel, self._f, args)
         thread = BlockThread(target, self, grid_point, block_point, self._debug)
         thread._coop_state = state
         threads.append(thread)
@@ -1155,6 +1192,16 @@ def _run_block(self, grid_point, *args):
         raise failed.exception[0].with_traceback(failed.exception[1])
     for thread in threads:
         thread.join()
+
+
+def _run_kernel(kernel, args):
+    kernel(*args)
+
+
+def is_kernel_frame(frame):
+    """Whether ``frame`` runs a kernel itself (called by a block's thread), not a device
+    function or an operator."""
+    return frame.f_back is not None and frame.f_back.f_code is _run_kernel.__code__
 
 
 def running_kernel_module():

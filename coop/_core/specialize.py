@@ -26,6 +26,7 @@ The ``Signature`` class checks arguments on behalf of one primitive and raises
 
 import functools
 import inspect
+import threading
 
 import numpy as np
 from numba.cuda import types
@@ -114,7 +115,7 @@ def primitive(qualname, temp_storage_bytes=None, group=None, uniform=()):
             def call(*args, **kwargs):
                 raise CoopError(host_call_message(qualname))
 
-            generator_with_checks = _with_debug_checks(qualname, generator, signature, parameters)
+            generator_with_checks = _literal_failure_first(_with_debug_checks(qualname, generator, signature, parameters))
 
         functools.update_wrapper(call, generator)
         call.__doc__ = expand(generator.__doc__)
@@ -175,6 +176,40 @@ def _simulated_primitive(qualname, generator, signature, group, uniform):
             thread._coop_depth = nested
 
     return call
+
+
+class _LiteralFailure(threading.local):
+    key = None  # (the unliteral argument types of the last call refused with constants)
+    error = None
+
+
+def _literal_failure_first(generator):
+    """``generator``, raising for arguments without constants the error it raised for the
+    same arguments with constants, if it refuses both. Numba types a call of a
+    ``prefer_literal`` overload twice, with constants as literal types and then as plain
+    run-time types, and reports both refusals: a mistake such as a missing
+    ``items_per_thread=`` would come with a second, misleading "threads must be a
+    compile-time constant". One error raised twice is reported once."""
+    failure = _LiteralFailure()
+
+    @functools.wraps(generator)
+    def specialise(*args, **kwargs):
+        given = (args, tuple(sorted(kwargs.items())))
+        key = (tuple(map(types.unliteral, args)), tuple((k, types.unliteral(v)) for k, v in given[1]))
+        literal = key != given
+        try:
+            return generator(*args, **kwargs)
+        except CoopError as error:
+            if literal:
+                failure.key, failure.error = key, error
+            elif failure.key == key:
+                raise failure.error from None
+            raise
+        finally:
+            if not literal:
+                failure.key = failure.error = None
+
+    return specialise
 
 
 def _with_debug_checks(qualname, generator, signature, parameters):

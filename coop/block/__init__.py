@@ -20,6 +20,7 @@ from coop.block.reduce import all_reduce, all_sum, reduce, sum
 from coop.block.merge import merge_sort
 from coop.block.radix import radix_rank, radix_sort
 from coop.block.scan import exclusive_scan, exclusive_sum, inclusive_scan, inclusive_sum
+from coop._core.namespace import public_namespace
 
 __all__ = [
     "reduce",
@@ -47,3 +48,5 @@ __all__ = [
     "run_length_decode",
     "run_length_encode",
 ]
+
+public_namespace(__name__)

@@ -157,6 +157,7 @@ def subtract_left(items, output, op=None, tile_predecessor=None, threads=None, v
     valid_items : int, optional
         A partial tile (the same in every thread, CUB's SubtractLeftPartialTile): items
         at tile positions ``valid_items`` and after are copied.
+        {blocked_positions}
     temp_storage : shared array, optional
         {temp_storage}
         Size: ``coop.block.subtract_left.temp_storage_bytes(dtype, threads)``.
@@ -238,6 +239,7 @@ def subtract_right(items, output, op=None, tile_successor=None, threads=None, va
         A partial tile (the same in every thread, CUB's SubtractRightPartialTile): the
         tile ends at position ``valid_items - 1`` (copied, or differenced with
         ``tile_successor``); items after it are copied.
+        {blocked_positions}
     temp_storage : shared array, optional
         {temp_storage}
         Size: ``coop.block.subtract_right.temp_storage_bytes(dtype, threads)``.

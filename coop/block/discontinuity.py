@@ -177,6 +177,7 @@ def flag_heads(items, flags, flag_op, tile_predecessor=None, threads=None, valid
     valid_items : int, optional
         A partial tile (the same in every thread): only the first ``valid_items`` tile
         items are compared; flags past them are 0.
+        {blocked_positions}
     temp_storage : shared array, optional
         {temp_storage}
         Size: ``coop.block.flag_heads.temp_storage_bytes(dtype, threads)``.
@@ -257,6 +258,7 @@ def flag_tails(items, flags, flag_op, tile_successor=None, threads=None, valid_i
     valid_items : int, optional
         A partial tile (the same in every thread): the tile ends at item ``valid_items
         - 1`` (a tail, or compared with ``tile_successor``); flags past it are 0.
+        {blocked_positions}
     temp_storage : shared array, optional
         {temp_storage}
         Size: ``coop.block.flag_tails.temp_storage_bytes(dtype, threads)``.
@@ -340,6 +342,7 @@ def flag_heads_and_tails(items, head_flags, tail_flags, flag_op, tile_predecesso
     valid_items : int, optional
         A partial tile (the same in every thread): the tile ends at item ``valid_items
         - 1``; flags past it are 0.
+        {blocked_positions}
     temp_storage : shared array, optional
         {temp_storage}
         Size: ``coop.block.flag_heads_and_tails.temp_storage_bytes(dtype, threads)``.

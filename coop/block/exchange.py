@@ -76,6 +76,7 @@ from coop._core.exchange import (
 )
 from coop._core.scratch import Region, block_rank, loader, storage
 from coop._core.specialize import Signature, device_function, is_none, primitive
+from coop._core.namespace import public_namespace
 
 __all__ = [
     "striped_to_blocked",
@@ -871,3 +872,5 @@ def scatter_to_striped_flagged(items, output, ranks, is_valid, threads=None, ite
         "coop.block.exchange.scatter_to_striped_flagged", "scatter_to_striped_flagged",
         items, output, ranks, is_valid, threads, items_per_thread, warp_time_slicing, temp_storage,
     )
+
+public_namespace(__name__)

@@ -250,6 +250,7 @@ def histogram(items, histogram, bins, threads=None, items_per_thread=None, algor
     valid_items : int, optional
         A partial tile (the same in every thread): only the first ``valid_items`` items
         of the tile are counted (CUB has no partial tile here).
+        {blocked_positions}
     temp_storage : shared array, optional
         {temp_storage}
         Size: ``coop.block.histogram.temp_storage_bytes(dtype, threads,

@@ -58,6 +58,7 @@ def merge_sort(keys, compare, values=None, threads=None, items_per_thread=None, 
         time, the same in every thread). They are sorted into positions ``0 ..
         valid_items - 1``; what the other positions hold afterwards is unspecified.
         Needs ``oob_default``.
+        {blocked_positions}
     oob_default : key, optional
         A key that sorts after every valid key (CUB's oob_default), e.g. the key type's
         largest value for ``operator.lt``: it fills the positions past ``valid_items``

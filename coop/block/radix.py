@@ -48,7 +48,7 @@ from coop._core.items import items_or_tuple, local_arrays
 from coop._core.misuse import size_check
 from coop._core.scratch import (Region, Struct, Union, atomic_add, block_rank, load_pair, loader, storage, store,
                                 store_pair, striped_steps)
-from coop._core.shuffle import IDX, same_bit_lanes, shuffler
+from coop._core.shuffle import FULL_MASK, IDX, same_bit_lanes, shuffler
 from coop._core.specialize import Signature, device_function, is_none, primitive
 from coop._core.values import check_dtype, value_type_of
 from coop.block.exchange import exchange_layout, exchanger
@@ -60,6 +60,13 @@ U32 = np.uint32
 MAX_TILE_ITEMS = 65535  # the digit counters are 16-bit
 COUNTER_BITS = 16  # two counters to a 32-bit word, as CUB's PackedCounter
 MAX_RADIX_BITS = 8
+# The "match" rankings' ballots, warp syncs and shuffles name all 32 lanes, in a partial
+# last warp too, whose missing lanes count as exited (CUB's BlockRadixRankMatch does the
+# same). A mask of the lanes present depends on the lane, which ptxas cannot assume
+# warp-uniform: each ballot then holds a predicate register of its own, and with 7 digit
+# bits ptxas ran out of them ("C7600: Register allocation failed with register count
+# of '7'") for blocks of 33, 63 or 100 threads.
+WARP_SYNC_MASK = FULL_MASK
 
 
 # -- the ranking, on ordered bits: a building block of the sort ----------------------------
@@ -308,12 +315,13 @@ def digit_matcher(radix_bits):
     """``peers(lanes, digit) -> mask``: the lanes of ``lanes`` (the caller's warp, all
     calling) whose ``digit`` equals the caller's, from one ballot per digit bit, as CUB's
     MatchAny: for a few bits, faster than ``match.any.sync``, whose issue stalls
-    dominated the device sort's ranking in ncu."""
+    dominated the device sort's ranking in ncu. The ballots name the whole warp
+    (``WARP_SYNC_MASK``); ``lanes`` masks their result."""
 
     def peers(lanes, digit):
         same = U32(lanes)
         for bit in range(radix_bits):
-            same = U32(same & same_bit_lanes(lanes, digit, bit))
+            same = U32(same & same_bit_lanes(WARP_SYNC_MASK, digit, bit))
         return same
 
     return device_function(peers)
@@ -350,6 +358,7 @@ def match_ranker(digit_of, threads, items_per_thread, radix_bits, descending, wi
         tid = U32(block_rank())  # (32-bit arithmetic, as in ranker)
         warp = U32(tid >> 5)
         # the lanes present in the thread's warp: all of them but in a partial last warp
+        # (what the matches are masked with; the warp's syncs name all 32 lanes)
         warp_lanes = warp_mask(block_rank(), threads)
         lower_lanes = cuda.lanemask_lt()
         # each thread zeroes its segment of the raking grid, which covers the counters
@@ -366,11 +375,11 @@ def match_ranker(digit_of, threads, items_per_thread, radix_bits, descending, wi
             peers = digit_peers(warp_lanes, digit)  # the lanes of this digit
             slot = counter_slot(digit, warp)
             earlier = load_counter(buffer, slot)  # the warp's keys of this digit in its earlier items
-            cuda.syncwarp(warp_lanes)  # every peer has read the counter before the lowest updates it
+            cuda.syncwarp(WARP_SYNC_MASK)  # every peer has read the counter before the lowest updates it
             lower_peers = U32(cuda.popc(U32(peers & lower_lanes)))
             if lower_peers == 0:
                 store(buffer, slot, U32(earlier + cuda.popc(peers)))
-            cuda.syncwarp(warp_lanes)  # the update is seen by the warp's next item
+            cuda.syncwarp(WARP_SYNC_MASK)  # the update is seen by the warp's next item
             slots[i] = slot
             prefixes[i] = U32(earlier + lower_peers)
         cuda.syncthreads()
@@ -489,7 +498,7 @@ def early_counts_ranker(digit_of, threads, items_per_thread, radix_bits, descend
             taken = U32(0)
             if lane == leader:
                 taken = atomic_add(buffer, counter_slot(digit, warp), U32(cuda.popc(peers)))
-            ranks[i] = U32(broadcast(warp_lanes, taken, leader) + cuda.popc(U32(peers & lower_lanes)))
+            ranks[i] = U32(broadcast(WARP_SYNC_MASK, taken, leader) + cuda.popc(U32(peers & lower_lanes)))
 
     return device_function(rank), tracked
 

@@ -377,6 +377,7 @@ def run_length_encode(items, unique, counts, threads=None, items_per_thread=None
     valid_items : int, optional
         A partial tile (the same in every thread): only the first ``valid_items`` items
         are encoded.
+        {blocked_positions}
     temp_storage : shared array, optional
         {temp_storage}
         Size: ``coop.block.run_length_encode.temp_storage_bytes(dtype, threads,

@@ -35,6 +35,7 @@ from coop._core.misuse import output_check
 from coop._core.scratch import MAX_BLOCK_THREADS, Region, Struct, block_rank, loader, storage, store, thread_count
 from coop._core.specialize import Signature, device_function, primitive
 from coop._core.values import check_dtype
+from coop._core.namespace import public_namespace
 
 __all__ = ["offset", "rotate", "up", "down"]
 
@@ -445,3 +446,5 @@ def down(items, output, threads=None, temp_storage=None):
         return load(buffer, 0)
 
     return impl
+
+public_namespace(__name__)

@@ -17,6 +17,9 @@ Temporary storage is coop's own, kept between calls per stream, unless the call 
 arguments>)`` bytes (CUB's two-phase pattern; the sizing runs the call's host side and
 launches nothing).
 
+``coop.device.lookback``: the decoupled look-back the single-pass kernels are built on
+(``TileStates``, ``claim_tile``, ``tile_prefix``...), for kernels of your own.
+
 ``reduce`` and the scans also take tuples of arrays (item ``i`` is ``(d_in[0][i],
 d_in[1][i], ...)``) with an operator on tuples and a tuple ``initial``.
 
@@ -28,6 +31,7 @@ without waiting for the GPU, as CUB's do, except those that return a count (sele
 select_flagged, partition), which wait to read it.
 """
 
+from coop.device import lookback
 from coop.device._host import temp_storage_bytes
 from coop.device.reduce import reduce, sum  # noqa: A004
 from coop.device.scan import exclusive_scan, exclusive_sum, inclusive_scan, inclusive_sum
@@ -35,6 +39,10 @@ from coop.device.histogram import histogram_even
 from coop.device.segmented_reduce import segmented_reduce
 from coop.device.select import partition, select, select_flagged
 from coop.device.radix_sort import radix_sort
+from coop._core.namespace import public_namespace
 
 __all__ = ["reduce", "sum", "inclusive_scan", "exclusive_scan", "inclusive_sum", "exclusive_sum", "select",
-           "select_flagged", "partition", "histogram_even", "segmented_reduce", "radix_sort", "temp_storage_bytes"]
+           "select_flagged", "partition", "histogram_even", "segmented_reduce", "radix_sort", "temp_storage_bytes",
+           "lookback"]
+
+public_namespace(__name__)

@@ -3,11 +3,12 @@ streams, operators given on the host, launch sizes, kernel caches and the launch
 
 - ``device_array(function, name, x)``: ``x`` as a Numba device array, any object with
   the CUDA Array Interface (Numba, CuPy, PyTorch) taken without a copy; a host (NumPy)
-  array, a non-1-D or non-contiguous one is a ``TypeError`` / ``ValueError`` naming the
-  function and the parameter.
+  array, a non-1-D or non-contiguous one is an ``ArgumentTypeError`` /
+  ``ArgumentValueError`` (coop's errors, and Python's ``TypeError`` / ``ValueError``)
+  naming the function and the parameter.
 - ``is_same_memory(function, name, array, other_name, other)``: whether two device
   arrays are the same memory (an output given as its input); partly overlapping ones
-  are a ``ValueError``.
+  are an ``ArgumentValueError``.
 - ``launch_stream(stream)``: ``stream=`` as a Numba stream: None (the default stream), a
   Numba stream, a CuPy stream (``.ptr``), a PyTorch stream (``.cuda_stream``) or a raw
   ``cudaStream_t`` handle (an int; one Numba stream kept per handle).
@@ -87,6 +88,7 @@ from numba import cuda
 
 from coop._core.backend import SIMULATOR
 from coop._core.docs import expand
+from coop._core.errors import ArgumentTypeError, ArgumentValueError
 from coop.device._tiles import BLOCK_THREADS
 
 if SIMULATOR:
@@ -113,7 +115,7 @@ def documented(function):
     return function
 
 
-def _error(function, name, message, kind=TypeError):
+def _error(function, name, message, kind=ArgumentTypeError):
     return kind(f"coop.device.{function}: {name} {message}")
 
 
@@ -138,16 +140,16 @@ def device_array(function, name, x):
         array = cuda.as_cuda_array(x, sync=False)
     if array.ndim != 1:
         raise _error(function, name, f"must be 1-D, got {array.ndim} dimensions (pass x.ravel() of a "
-                                     "contiguous array)", ValueError)
+                                     "contiguous array)", ArgumentValueError)
     if array.size > 1 and array.strides[0] != array.dtype.itemsize:
         raise _error(function, name, f"must be contiguous, got a stride of {array.strides[0]} bytes for "
-                                     f"{array.dtype.itemsize}-byte items (copy it first)", ValueError)
+                                     f"{array.dtype.itemsize}-byte items (copy it first)", ArgumentValueError)
     return array
 
 
 def check_length(function, name, array, at_least):
     if array.size < at_least:
-        raise _error(function, name, f"is too short: {array.size} items, {at_least} needed", ValueError)
+        raise _error(function, name, f"is too short: {array.size} items, {at_least} needed", ArgumentValueError)
 
 
 def _address(array):
@@ -163,7 +165,7 @@ def is_same_memory(function, name, array, other_name, other):
         return True
     if start < other_start + other.nbytes and other_start < start + array.nbytes:
         raise _error(function, name, f"overlaps {other_name} (it may be {other_name} itself, or apart from it)",
-                     ValueError)
+                     ArgumentValueError)
     return False
 
 
@@ -180,8 +182,8 @@ def launch_stream(stream):
         handle = stream if isinstance(stream, int) else _stream_handle(stream)
         if handle is not None:
             return _external_stream(handle)
-    raise TypeError(f"coop.device: stream must be None, a Numba, CuPy or PyTorch stream, or a cudaStream_t "
-                    f"handle (int), got {type(stream).__name__}")
+    raise ArgumentTypeError(f"coop.device: stream must be None, a Numba, CuPy or PyTorch stream, or a cudaStream_t "
+                            f"handle (int), got {type(stream).__name__}")
 
 
 _STREAM_ATTRIBUTES = {}  # (a stream class: the attribute holding its handle)
@@ -298,6 +300,8 @@ def temporary_with_state(role, size, dtype, stream):
     if _CALL.storage is not None:
         return _CALL.storage.take(role, size, dtype)
     key = (role, dtype, int(stream))  # (a Numba stream's int is its handle: external streams of one handle share)
+    if _CALL.kept is not None:
+        _CALL.kept.append(key)
     entry = _TEMPORARIES.get(key)
     if entry is None or entry[0].size < size:
         entry = _TEMPORARIES[key] = (cuda.device_array(max(size, 1), dtype, stream=stream), {})
@@ -311,9 +315,28 @@ ALIGNMENT = 256  # (bytes: each temporary starts at a multiple, as cudaMalloc's)
 
 class _CallState(threading.local):
     storage = None  # (the running call's _UsersStorage, if it has one)
+    kept = None  # (the keys of the kept temporaries the running call has taken)
 
 
 _CALL = _CallState()
+
+
+@contextlib.contextmanager
+def _kept_state_dropped_on_error():
+    """Forget the kept temporaries a call took if it ends with an exception (a bad
+    argument found late, an error in a simulated kernel, KeyboardInterrupt): a kernel
+    stopped part-way leaves counters that every completed kernel sets back to zero (a
+    tile claim, a last block's arrival) in the middle, and the next call would read them.
+    Forgotten, they are made again (zeroed where they must be) by the next call."""
+    outer, _CALL.kept = _CALL.kept, []
+    try:
+        yield
+    except BaseException:
+        for key in _CALL.kept:
+            _TEMPORARIES.pop(key, None)
+        raise
+    finally:
+        _CALL.kept = outer
 
 
 class _UsersStorage:
@@ -393,8 +416,8 @@ def temp_storage_bytes(function, *args, **kwargs):
     """
     implementation = getattr(function, "_without_temp_storage", None)
     if implementation is None:
-        raise TypeError(f"coop.device.temp_storage_bytes: function must be a coop.device function, got "
-                        f"{function!r}")
+        raise ArgumentTypeError(f"coop.device.temp_storage_bytes: function must be a coop.device function, got "
+                                f"{function!r}")
     with _using(_UsersStorage(None)) as storage:
         implementation(*args, **kwargs)
     return storage.used
@@ -411,14 +434,15 @@ def takes_temp_storage(function):
     def call(*args, **kwargs):
         temp_storage = kwargs.pop("temp_storage", None) if len(args) <= last else args[last]
         if temp_storage is None:
-            return function(*args[:last], **kwargs)
+            with _kept_state_dropped_on_error():
+                return function(*args[:last], **kwargs)
         args = args[:last]
         buffer = device_array(name, "temp_storage", temp_storage)
         needed = temp_storage_bytes(call, *args, **kwargs)
         if buffer.nbytes < needed:
             raise _error(name, "temp_storage", f"is too small: {buffer.nbytes} bytes, {needed} needed "
                                                f"(coop.device.temp_storage_bytes(coop.device.{name}, ...))",
-                         ValueError)
+                         ArgumentValueError)
         with _using(_UsersStorage(buffer.view(np.uint8))):
             return function(*args, **kwargs)
 
@@ -577,7 +601,7 @@ else:
                 try:
                     self.struct.pack_into(self.buffer, 0, *values)
                     error, = _driver.cuLaunchKernel(self.function, *grid, *block, 0, stream, self.pointers, 0)
-                except (struct.error, OverflowError, TypeError, ValueError):
+                except (struct.error, OverflowError, TypeError, ArgumentValueError):
                     return False  # (a value its slot cannot hold; an argument the binding refused)
                 if error:
                     return False  # (nothing was queued)

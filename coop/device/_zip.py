@@ -34,6 +34,7 @@ Device side:
 import numpy as np
 
 from coop._core.backend import device_function
+from coop._core.errors import ArgumentTypeError, ArgumentValueError
 from coop._core.items import local_arrays
 from coop.device._host import check_length, device_array
 
@@ -49,8 +50,8 @@ def zipped_arrays(function, d_in, d_out, out_length=None, instead=None):
     """``(d_in, d_out, n)`` of a call with tuple values, checked (see the module docstring).
     ``instead``: the function to name in the error of a sum, which takes no tuples."""
     if instead is not None:
-        raise TypeError(f"coop.device.{function}: d_in and d_out must be device arrays of numbers, got a tuple "
-                        f"(for tuple values: coop.device.{instead} with an operator on tuples)")
+        raise ArgumentTypeError(f"coop.device.{function}: d_in and d_out must be device arrays of numbers, got a tuple "
+                                f"(for tuple values: coop.device.{instead} with an operator on tuples)")
     d_in = _device_arrays(function, "d_in", d_in)
     d_out = _device_arrays(function, "d_out", d_out, equal=False)
     _matching_form(function, d_in, d_out)
@@ -64,19 +65,19 @@ def _device_arrays(function, name, x, equal=True):
     """``x`` as ``device_array`` gives it, or a tuple of such arrays (of one length with
     ``equal``)."""
     if isinstance(x, list):
-        raise TypeError(f"coop.device.{function}: {name} must be a device array or a tuple of device arrays "
-                        "(one per member of tuple values), got a list (pass a tuple)")
+        raise ArgumentTypeError(f"coop.device.{function}: {name} must be a device array or a tuple of device arrays "
+                                "(one per member of tuple values), got a list (pass a tuple)")
     if not isinstance(x, tuple):
         return device_array(function, name, x)
     if not x:
-        raise ValueError(f"coop.device.{function}: {name} must not be an empty tuple (give one device array per "
-                         "member of the values)")
+        raise ArgumentValueError(f"coop.device.{function}: {name} must not be an empty tuple (give one device array per "
+                                 "member of the values)")
     arrays = tuple(device_array(function, f"{name}[{k}]", member) for k, member in enumerate(x))
     for k, array in enumerate(arrays[1:], 1):
         if equal and array.size != arrays[0].size:
-            raise ValueError(f"coop.device.{function}: {name}[{k}] has {array.size} items, {name}[0] "
-                             f"{arrays[0].size}: the arrays of a tuple (item i is their i-th items) must be "
-                             "equal in length")
+            raise ArgumentValueError(f"coop.device.{function}: {name}[{k}] has {array.size} items, {name}[0] "
+                                     f"{arrays[0].size}: the arrays of a tuple (item i is their i-th items) must be "
+                                     "equal in length")
     return arrays
 
 
@@ -84,13 +85,13 @@ def _matching_form(function, d_in, d_out):
     """Raise unless ``d_out`` is a tuple of as many arrays as ``d_in`` (one array for one)."""
     if isinstance(d_in, tuple) != isinstance(d_out, tuple):
         if isinstance(d_in, tuple):
-            raise TypeError(f"coop.device.{function}: d_out must be a tuple of {len(d_in)} device arrays, as d_in "
-                            "is (tuple values), got one array")
-        raise TypeError(f"coop.device.{function}: d_out must be one device array, as d_in is, got a tuple of "
-                        f"{len(d_out)} arrays")
+            raise ArgumentTypeError(f"coop.device.{function}: d_out must be a tuple of {len(d_in)} device arrays, as d_in "
+                                    "is (tuple values), got one array")
+        raise ArgumentTypeError(f"coop.device.{function}: d_out must be one device array, as d_in is, got a tuple of "
+                                f"{len(d_out)} arrays")
     if isinstance(d_in, tuple) and len(d_in) != len(d_out):
-        raise ValueError(f"coop.device.{function}: d_out has {len(d_out)} arrays, d_in {len(d_in)}: one per "
-                         "member of the values in both")
+        raise ArgumentValueError(f"coop.device.{function}: d_out has {len(d_out)} arrays, d_in {len(d_in)}: one per "
+                                 "member of the values in both")
 
 
 def value_dtype(x):
@@ -102,14 +103,14 @@ def host_value(function, name, value, dtype):
     """``value`` converted to ``dtype`` (a NumPy dtype, or a tuple of them)."""
     if isinstance(dtype, tuple):
         if not isinstance(value, tuple):
-            raise TypeError(f"coop.device.{function}: {name} must be a tuple of {len(dtype)} values (tuple "
-                            f"values: one per array of d_out), got {type(value).__name__}")
+            raise ArgumentTypeError(f"coop.device.{function}: {name} must be a tuple of {len(dtype)} values (tuple "
+                                    f"values: one per array of d_out), got {type(value).__name__}")
         if len(value) != len(dtype):
-            raise ValueError(f"coop.device.{function}: {name} must be a tuple of {len(dtype)} values (one per "
-                             f"array of d_out), got {len(value)}")
+            raise ArgumentValueError(f"coop.device.{function}: {name} must be a tuple of {len(dtype)} values (one per "
+                                     f"array of d_out), got {len(value)}")
         return tuple(member.type(v) for member, v in zip(dtype, value))
     if isinstance(value, tuple):
-        raise TypeError(f"coop.device.{function}: {name} must be one value (d_out is one array), got a tuple")
+        raise ArgumentTypeError(f"coop.device.{function}: {name} must be one value (d_out is one array), got a tuple")
     return dtype.type(value)
 
 

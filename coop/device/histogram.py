@@ -7,7 +7,7 @@ into the block's shared counters (``coop.block.histogram``, "atomic", accumulati
 at the end adds its counters to global ones with one atomic add per bin. With more bins
 than fit shared memory, the blocks count into the global counters directly. The global
 counters are a temporary kept zeroed between calls: the last block to finish
-(``coop.device._lookback.block_arrives``) copies them to ``d_histogram`` and zeroes them, so a
+(``coop.device.lookback.block_arrives``) copies them to ``d_histogram`` and zeroes them, so a
 call is one launch (``d_histogram`` needs no zeroing first).
 """
 
@@ -20,10 +20,11 @@ import coop
 from coop._core.backend import SIMULATOR
 from coop.device._tiles import BLOCK_THREADS, items_per_thread, tile_loader
 from coop._core.constants import without_dead_branches
+from coop._core.errors import ArgumentTypeError, ArgumentValueError
 from coop._core.scratch import striped_steps
 from coop.device._host import (device_array, documented, fill_zero, launch, launch_stream, resident_blocks,
                                takes_temp_storage, zeroed_temporary)
-from coop.device._lookback import block_arrives
+from coop.device.lookback import block_arrives
 
 __all__ = ["histogram_even"]
 
@@ -134,18 +135,18 @@ def histogram_even(d_samples, d_histogram, bins, lower, upper, stream=None, temp
     d_samples = device_array(function, "d_samples", d_samples)
     d_histogram = device_array(function, "d_histogram", d_histogram)
     if not isinstance(bins, (int, np.integer)) or bins < 1:
-        raise ValueError(f"coop.device.{function}: bins must be an integer of at least 1, got {bins!r}")
+        raise ArgumentValueError(f"coop.device.{function}: bins must be an integer of at least 1, got {bins!r}")
     bins = int(bins)
     if d_histogram.size < bins:
-        raise ValueError(f"coop.device.{function}: d_histogram is too short: {d_histogram.size} counters, {bins} "
-                         "needed")
+        raise ArgumentValueError(f"coop.device.{function}: d_histogram is too short: {d_histogram.size} counters, {bins} "
+                                 "needed")
     if d_histogram.dtype not in [np.dtype(t) for t in COUNTER_TYPES]:
-        raise TypeError(f"coop.device.{function}: d_histogram has dtype {d_histogram.dtype}; counters may be "
-                        "int32, uint32, int64 or uint64")
+        raise ArgumentTypeError(f"coop.device.{function}: d_histogram has dtype {d_histogram.dtype}; counters may be "
+                                "int32, uint32, int64 or uint64")
     if d_samples.dtype.kind not in "iuf":
-        raise TypeError(f"coop.device.{function}: d_samples must hold integers or floats, got {d_samples.dtype}")
+        raise ArgumentTypeError(f"coop.device.{function}: d_samples must hold integers or floats, got {d_samples.dtype}")
     if not upper > lower:
-        raise ValueError(f"coop.device.{function}: upper ({upper}) must be greater than lower ({lower})")
+        raise ArgumentValueError(f"coop.device.{function}: upper ({upper}) must be greater than lower ({lower})")
     stream = launch_stream(stream)
     kernel, tile_size, position_type = _histogram_kernel(d_samples.dtype, d_histogram.dtype, bins)
     n = d_samples.size

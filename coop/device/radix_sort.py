@@ -10,17 +10,17 @@ bits a pass, least significant digit first, each pass stable. A sort of ``P`` pa
 
 1. The upsweep (``_histogram_kernel``): every block counts its tiles' digits of every
    pass into shared counters (``coop.block.histogram``, "atomic") and adds them to
-   global ones; the last block to finish (``coop.device._lookback.block_arrives``, as
+   global ones; the last block to finish (``coop.device.lookback.block_arrives``, as
    ``coop.device.reduce``'s) turns each pass's counts into the digits' first output
    positions (``coop.block.exclusive_sum``) and zeroes the counts for the next call.
 2. One scatter kernel a pass (``_onesweep_kernel``), one tile per block in claiming
-   order (``coop.device._lookback.claim_tile``): the block loads its keys warp-striped
+   order (``coop.device.lookback.claim_tile``): the block loads its keys warp-striped
    (``coop.block.load``, "warp_striped"), ranks them by the pass's digit
    (``coop.block.radix_rank``, "match_early_counts": stable for warp-striped keys), and
    learns, per digit, how many keys of that digit the tiles before it hold, by a
    decoupled look-back per digit (each thread looks back for its digits; a tile publishes
    its own counts from the ranking's counts callback, before its keys are ranked, then
-   its inclusive counts, with ``coop.device._lookback.tile_access``). The keys are then
+   its inclusive counts, with ``coop.device.lookback.tile_access``). The keys are then
    rearranged into rank order (``coop.block.exchange.scatter_to_striped``) and each is
    written at its digit's first position plus the keys of its digit before it, read
    coalesced from shared memory as CUB's ScatterKeysGlobalDirect; values follow the same
@@ -47,10 +47,11 @@ import coop
 from coop._core import radix
 from coop._core.backend import SIMULATOR
 from coop._core.constants import without_dead_branches
+from coop._core.errors import ArgumentTypeError, ArgumentValueError
 from coop.block.radix import tracked_digits
 from coop.device._host import (check_length, copy_items, device_array, documented, is_same_memory, launch,
                                launch_stream, resident_blocks, takes_temp_storage, temporary, zeroed_temporary)
-from coop.device._lookback import AGGREGATE, INCLUSIVE, TileStates, block_arrives, claim_tile, tile_access
+from coop.device.lookback import AGGREGATE, INCLUSIVE, TileStates, block_arrives, claim_tile, tile_access
 from coop.device._tiles import BLOCK_THREADS, tile_loader
 
 __all__ = ["radix_sort"]
@@ -261,15 +262,15 @@ def _output(name, out, input_name, d_input, n):
     out = device_array("radix_sort", name, out)
     check_length("radix_sort", name, out, n)
     if out.dtype != d_input.dtype:
-        raise TypeError(f"coop.device.radix_sort: {name}'s dtype {out.dtype} differs from {input_name}'s "
-                        f"{d_input.dtype}")
+        raise ArgumentTypeError(f"coop.device.radix_sort: {name}'s dtype {out.dtype} differs from {input_name}'s "
+                                f"{d_input.dtype}")
     return out
 
 
 def _check_bits(name, value, low, high, key_bits):
     if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or not low <= value <= high:
-        raise ValueError(f"coop.device.radix_sort: {name} must be an integer from {low} to {high} (the keys have "
-                         f"{key_bits} bits), got {value!r}")
+        raise ArgumentValueError(f"coop.device.radix_sort: {name} must be an integer from {low} to {high} (the keys have "
+                                 f"{key_bits} bits), got {value!r}")
     return int(value)
 
 
@@ -333,35 +334,35 @@ def radix_sort(d_keys, d_values=None, descending=False, begin_bit=0, end_bit=Non
     n = d_keys.size
     key_bits = _key_bits(d_keys.dtype)
     if key_bits is None:
-        raise TypeError(f"coop.device.radix_sort: d_keys must hold radix keys ({radix.KEY_TYPE_NAMES}), "
-                        f"got {d_keys.dtype}")
+        raise ArgumentTypeError(f"coop.device.radix_sort: d_keys must hold radix keys ({radix.KEY_TYPE_NAMES}), "
+                                f"got {d_keys.dtype}")
     if d_values is not None:
         d_values = device_array("radix_sort", "d_values", d_values)
         check_length("radix_sort", "d_values", d_values, n)
     if d_values_out is not None and d_keys_out is None:
-        raise ValueError("coop.device.radix_sort: d_values_out is given without d_keys_out (the keys and values "
-                         "are sorted out of place together)")
+        raise ArgumentValueError("coop.device.radix_sort: d_values_out is given without d_keys_out (the keys and values "
+                                 "are sorted out of place together)")
     if d_keys_out is not None:
         d_keys_out = _output("d_keys_out", d_keys_out, "d_keys", d_keys, n)
         if d_values is not None:
             if d_values_out is None:
-                raise ValueError("coop.device.radix_sort: d_values_out is needed with d_keys_out and d_values (the "
-                                 "values are sorted out of place with the keys)")
+                raise ArgumentValueError("coop.device.radix_sort: d_values_out is needed with d_keys_out and d_values (the "
+                                         "values are sorted out of place with the keys)")
             d_values_out = _output("d_values_out", d_values_out, "d_values", d_values, n)
         elif d_values_out is not None:
-            raise ValueError("coop.device.radix_sort: d_values_out is given without d_values")
+            raise ArgumentValueError("coop.device.radix_sort: d_values_out is given without d_values")
     if not isinstance(descending, (bool, np.bool_)):
-        raise TypeError(f"coop.device.radix_sort: descending must be a bool, got {descending!r}")
+        raise ArgumentTypeError(f"coop.device.radix_sort: descending must be a bool, got {descending!r}")
     end_bit = key_bits if end_bit is None else _check_bits("end_bit", end_bit, 0, key_bits, key_bits)
     begin_bit = _check_bits("begin_bit", begin_bit, 0, end_bit, key_bits)
     if n > MAX_ITEMS:
-        raise ValueError(f"coop.device.radix_sort: d_keys has {n} items, at most {MAX_ITEMS} are supported")
+        raise ArgumentValueError(f"coop.device.radix_sort: d_keys has {n} items, at most {MAX_ITEMS} are supported")
     stream = launch_stream(stream)
     in_place = d_keys_out is None or is_same_memory("radix_sort", "d_keys_out", d_keys_out, "d_keys", d_keys)
     if (d_keys_out is not None and d_values is not None and
             is_same_memory("radix_sort", "d_values_out", d_values_out, "d_values", d_values) != in_place):
-        raise ValueError("coop.device.radix_sort: d_keys_out and d_values_out must both be their inputs (in place) "
-                         "or both apart from them")
+        raise ArgumentValueError("coop.device.radix_sort: d_keys_out and d_values_out must both be their inputs (in place) "
+                                 "or both apart from them")
     keys_out, values_out = (d_keys, d_values) if in_place else (d_keys_out, d_values_out)
     if n <= 1 or begin_bit == end_bit:  # (in order already)
         if not in_place and n:

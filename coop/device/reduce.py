@@ -33,7 +33,7 @@ from coop._core.scratch import Region, allocator, loader, store
 from coop._core.values import converter, value_type_of
 from coop.device._host import (check_length, device_array, device_operator, documented, launch, launch_stream,
                                resident_blocks, takes_temp_storage, temporary, zeroed_temporary)
-from coop.device._lookback import arrive
+from coop.device.lookback import arrive
 from coop.device._zip import (for_each_member, host_value, is_zipped, local_arrays, tuple_bytes, value_dtype,
                               zipped_arrays)
 

@@ -2,9 +2,9 @@
 ``inclusive_sum``, ``exclusive_sum``, in one pass over the data.
 
 One kernel, one tile per block: a block claims the next tile in order
-(``coop.device._lookback.claim_tile``), loads it (``coop.block.load``, "warp_transpose"),
+(``coop.device.lookback.claim_tile``), loads it (``coop.block.load``, "warp_transpose"),
 scans it with ``coop.block.inclusive_scan`` / ``exclusive_scan`` whose prefix callback
-is the decoupled look-back (``coop.device._lookback.lookback_prefix``: the combination
+is the decoupled look-back (``coop.device.lookback.lookback_prefix``: the combination
 of every tile before it, published tile by tile in global memory), and stores it
 (``coop.block.store``); the last tile is partial (``valid_items``). The first tile has no
 predecessor: its prefix is ``initial`` (if any), and it publishes its inclusive value at
@@ -26,12 +26,13 @@ from numba import cuda
 
 import coop
 from coop._core.backend import SIMULATOR
+from coop._core.errors import ArgumentValueError
 from coop._core.items import accessors
 from coop._core.values import converter, value_type_of
 from coop.device._host import (check_length, device_array, device_operator, documented, launch, launch_stream,
                                takes_temp_storage)
 from coop.device._tiles import BLOCK_THREADS, items_per_thread, tile_loader, tile_storer
-from coop.device._lookback import INCLUSIVE, TileStates, claim_tile, tile_access, tile_prefix
+from coop.device.lookback import INCLUSIVE, TileStates, claim_tile, tile_access, tile_prefix
 from coop.device._zip import (for_each_member, host_value, is_zipped, local_arrays, tuple_bytes, value_dtype,
                               zipped_arrays)
 
@@ -58,7 +59,6 @@ def _scan_kernel(op, in_dtype, dtype, exclusive, has_initial, threads=THREADS, n
     load, store = tile_loader(threads, n_items), tile_storer(threads, n_items)
     prefix = tile_prefix(op, value_type)
     publish, _ = tile_access(value_type)
-    zero = value_type.type(0)
 
     @cuda.jit
     def scan_kernel(d_in, d_out, n, status, aggregates, inclusives, epoch, initial):
@@ -72,7 +72,10 @@ def _scan_kernel(op, in_dtype, dtype, exclusive, has_initial, threads=THREADS, n
         load(d_in[base:], loaded, valid, temp)
         for i in range(n_items):
             items[i] = loaded[i]  # (converted; a copy the compiler removes)
-        state = (status, aggregates, inclusives, tile, epoch, initial if has_initial else zero)
+        # (without an initial value the host passes a zero, which the prefix never reads: only
+        # tile 0 would, and it scans without one. A zero made here would be a float16
+        # constant for float16 values, which numba-cuda 0.30 emits as invalid IR.)
+        state = (status, aggregates, inclusives, tile, epoch, initial)
         if tile == 0 and not has_initial:  # (an inclusive scan's first tile: nothing before it)
             aggregate = coop.block.inclusive_scan(items, op, output=items, threads=threads, algorithm=algorithm,
                                                   temp_storage=temp)
@@ -170,8 +173,8 @@ def _scan(function, d_in, d_out, op, initial, exclusive, stream):
     op = device_operator(function, "op", op)
     stream = launch_stream(stream)
     if exclusive and initial is None:
-        raise ValueError(f"coop.device.{function}: initial is required (the value d_out[0] receives, CUB's "
-                         "init_value)")
+        raise ArgumentValueError(f"coop.device.{function}: initial is required (the value d_out[0] receives, CUB's "
+                                 "init_value)")
     value_type = value_dtype(d_out)
     has_initial = initial is not None
     if zipped:

@@ -5,7 +5,7 @@
 One kernel, one tile per block, in claiming order: a block loads its tile (and its
 flags) blocked with vector loads (``coop.block.load``, "vectorize"), flags its items, counts each thread's selected items, and an
 exclusive sum of the counts over the block, seeded by the decoupled look-back
-(``coop.device._lookback.tile_prefix``: the selected items of every tile before it),
+(``coop.device.lookback.tile_prefix``: the selected items of every tile before it),
 gives each thread the output position of its first selected item; each thread then
 puts its selected items in order in shared memory (the scratch the scan used, CUB's
 union), from where the block writes them to ``d_out`` coalesced (consecutive threads,
@@ -24,10 +24,11 @@ from numba import cuda
 import coop
 from coop._core.backend import SIMULATOR
 from coop._core.constants import without_dead_branches
+from coop._core.errors import ArgumentTypeError
 from coop.device._host import (check_length, device_array, device_operator, documented, fill_zero, launch,
                                launch_stream, takes_temp_storage, temporary)
 from coop.device._tiles import BLOCK_THREADS, items_per_thread, tile_loader
-from coop.device._lookback import TileStates, claim_tile, tile_prefix
+from coop.device.lookback import TileStates, claim_tile, tile_prefix
 
 __all__ = ["select", "select_flagged", "partition"]
 
@@ -135,18 +136,18 @@ def _select(function, d_in, flags, d_out, predicate, partition, d_num_selected_o
         flags = device_array(function, "flags", flags)
         check_length(function, "flags", flags, n)
         if flags.dtype.kind not in "biu":
-            raise TypeError(f"coop.device.{function}: flags must be of a bool or integer dtype, got {flags.dtype}")
+            raise ArgumentTypeError(f"coop.device.{function}: flags must be of a bool or integer dtype, got {flags.dtype}")
     if partition:
         check_length(function, "d_out", d_out, n)
     if d_out.dtype != d_in.dtype:
-        raise TypeError(f"coop.device.{function}: d_out's dtype {d_out.dtype} differs from d_in's {d_in.dtype} "
-                        "(the selected items are copied as they are)")
+        raise ArgumentTypeError(f"coop.device.{function}: d_out's dtype {d_out.dtype} differs from d_in's {d_in.dtype} "
+                                "(the selected items are copied as they are)")
     if d_num_selected_out is not None:
         count = device_array(function, "d_num_selected_out", d_num_selected_out)
         check_length(function, "d_num_selected_out", count, 1)
         if count.dtype.kind not in "iu" or count.dtype.itemsize < (4 if n < 2**31 else 8):
-            raise TypeError(f"coop.device.{function}: d_num_selected_out must be of an integer dtype of at least "
-                            f"32 bits (64 from 2^31 items on), got {count.dtype}")
+            raise ArgumentTypeError(f"coop.device.{function}: d_num_selected_out must be of an integer dtype of at least "
+                                    f"32 bits (64 from 2^31 items on), got {count.dtype}")
     if predicate is not None:
         predicate = device_operator(function, "predicate", predicate)
     stream = launch_stream(stream)

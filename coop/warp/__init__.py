@@ -20,6 +20,7 @@ from coop.warp.reduce import (
     tail_segmented_reduce,
 )
 from coop.warp.scan import broadcast, exclusive_scan, exclusive_sum, inclusive_scan, inclusive_sum
+from coop._core.namespace import public_namespace
 
 __all__ = [
     "reduce",
@@ -38,3 +39,5 @@ __all__ = [
     "exchange",
     "merge_sort",
 ]
+
+public_namespace(__name__)

@@ -48,6 +48,7 @@ from coop._core.exchange import (
 from coop._core.scratch import Region, block_rank, loader, storage
 from coop._core.shuffle import logical_warp
 from coop._core.specialize import Signature, device_function, is_none, primitive
+from coop._core.namespace import public_namespace
 
 __all__ = ["blocked_to_striped", "striped_to_blocked", "scatter_to_striped"]
 
@@ -369,3 +370,5 @@ def scatter_to_striped(items, output, ranks, threads=None, items_per_thread=None
         exchange(items, output, ranks, temp_storage)
 
     return impl
+
+public_namespace(__name__)

@@ -98,6 +98,7 @@ def merge_sort(keys, compare, values=None, threads=None, items_per_thread=None, 
         tile hold keys (run time, the same in every lane of the logical warp). They are
         sorted into positions ``0 .. valid_items - 1``; the other positions are
         unspecified afterwards. Needs ``oob_default``.
+        {blocked_positions}
     oob_default : key, optional
         A key that sorts after every valid key (CUB's oob_default). Required with
         ``valid_items``.

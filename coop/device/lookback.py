@@ -3,6 +3,11 @@ Decoupled Look-back", 2016; CUB's ScanTileState and TilePrefixCallbackOp): how a
 learns the combination of every tile before it within one kernel, waiting only on
 predecessors that have not yet published anything.
 
+These are the building blocks of coop.device's single-pass kernels (the scans, select,
+the radix sort's passes; ``arrive`` for reduce and histogram_even), public for kernels of
+your own: ``notebooks/05_device_algorithms.ipynb`` writes a complete single-pass scan
+with ``TileStates``, ``claim_tile`` and ``tile_prefix``.
+
 Each tile has a status and two values in global memory (values of up to 32 bits live in
 the status word itself; a tuple value has an array per member: ``value_dtype`` is then a
 tuple of dtypes). A tile's status is empty until it publishes ``AGGREGATE`` (its
