@@ -57,3 +57,17 @@ def test_notebook_runs(path, monkeypatch):
         )
         expected = FIGURES[path.name]
         assert figures == expected, f"{path.name}: drew {figures} figures, not {expected} (is matplotlib installed?)"
+
+
+# a private module or name of coop (coop.device._lookback, coop._core...), as code uses it
+PRIVATE_NAME = re.compile(r"\bcoop(\.\w+)*\._\w+|\bfrom coop(\.\w+)* import [^\n]*\b_\w+")
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
+def test_notebook_code_uses_public_names(path):
+    """The tutorials teach coop through its public names: their code cells import and
+    call nothing private (a private module can change under a user's feet)."""
+    notebook = nbformat.read(path, as_version=4)
+    code = "\n".join(cell.source for cell in notebook.cells if cell.cell_type == "code")
+    private = sorted({match[0] for match in PRIVATE_NAME.finditer(code)})
+    assert not private, f"{path.name} uses private names of coop: {private}"
