@@ -51,6 +51,14 @@ Where the simulator differs from a GPU
 * Lanes of one rendezvous that call intrinsics of different families (say one lane
   ``shfl_sync`` and another ``ballot_sync``, with the same mask) raise
   :class:`WarpSyncError`: CUDA leaves it undefined.
+* Arithmetic on the values of a kernel is NumPy's: two int8 scalars add to an int8 (and
+  wrap), where compiled Numba widens them to int64 first (coop's operators widen as
+  Numba does). Stores convert as compiled code does: an integer out of the array's
+  range keeps its low bits (where NumPy would raise ``OverflowError``), and NumPy's
+  overflow and invalid-value warnings are off in the simulated threads.
+* A ``cuda.shared.array`` is one array per source line and launch, shared by the
+  launch's blocks (which run one after another) and keeping what the previous block
+  left, where a GPU gives each block its own, of undefined contents.
 * ``ballot_sync`` and ``match_any_sync`` give a non-negative ``int`` holding the 32-bit
   pattern; compiled Numba types them ``int32``, so lane 31's bit reads as negative
   there. Store them in ``uint32`` arrays to see the same numbers on both.
@@ -1144,7 +1152,9 @@ def install():
 
         def run(self):
             try:
-                with np.errstate(over="ignore"):  # (integers wrap silently, as on a GPU; per thread)
+                # (per thread: integers wrap, and NaNs propagate (a partial tile's padding,
+                # say), silently as on a GPU)
+                with np.errstate(over="ignore", invalid="ignore"):
                     original_run(self)
             finally:
                 _block_state(self).thread_exited(self)
