@@ -1053,7 +1053,7 @@ def _check_alignment(alignment):
         raise ValueError(f"alignment must be a positive power of two, got {alignment!r}")
 
 
-def wrapped_integer(value, dtype):
+def _wrapped_integer(value, dtype):
     """``value`` converted to the integer ``dtype`` as a compiled store converts it (C's
     conversion: the low bits), where NumPy raises ``OverflowError`` for a value out of
     the dtype's range."""
@@ -1068,14 +1068,14 @@ def wrapped_integer(value, dtype):
 
 class _KernelArray(np.ndarray):
     """A simulated kernel's local or shared array: stores convert integers as compiled
-    code does (``wrapped_integer``), so that, say, an int8 sum wraps as on a GPU instead
+    code does (``_wrapped_integer``), so that, say, an int8 sum wraps as on a GPU instead
     of raising."""
 
     def __setitem__(self, index, value):
         try:
             super().__setitem__(index, value)
         except OverflowError:
-            wrapped = wrapped_integer(value, self.dtype)
+            wrapped = _wrapped_integer(value, self.dtype)
             if wrapped is None:
                 raise
             super().__setitem__(index, wrapped)
@@ -1086,7 +1086,7 @@ def _device_array_setitem(self, index, value):
     try:
         return self._ary.__setitem__(index, value)
     except OverflowError:
-        wrapped = wrapped_integer(value, self._ary.dtype) if running_kernel_module() is not None else None
+        wrapped = _wrapped_integer(value, self._ary.dtype) if running_kernel_module() is not None else None
         if wrapped is None:
             raise
         return self._ary.__setitem__(index, wrapped)
@@ -1135,9 +1135,11 @@ def install():
     ``shfl_up_sync``, ``shfl_down_sync``, ``shfl_xor_sync``, ``ballot_sync``,
     ``all_sync``, ``any_sync``, ``eq_sync``, ``match_any_sync``, ``match_all_sync``,
     ``activemask``, ``lanemask_lt`` and ``syncwarp``, lets ``cuda.local.array`` and
-    ``cuda.shared.array`` take ``alignment=``, and wraps
+    ``cuda.shared.array`` take ``alignment=`` (and make arrays whose integer stores
+    wrap, as ``FakeCUDAArray``'s do in a kernel), and wraps
     ``numba.cuda.simulator.kernel.BlockThread.run`` so that a thread leaving the kernel
-    releases the collectives that were waiting for it.
+    releases the collectives that were waiting for it (and runs with NumPy's overflow
+    and invalid-value warnings off).
     """
     with _install_lock:
         if getattr(BlockThread.run, "_coop_wrapped", None) is not None:
