@@ -60,7 +60,7 @@ def test_widening(n):
     d_x = cuda.to_device(x)
     d_out = cuda.device_array(max(n, 1), np.int64)
     coop.device.sum(d_x, d_out)
-    assert d_out.copy_to_host()[0] == 100 * n
+    assert d_out[:1].copy_to_host()[0] == 100 * n  # (the rest is not written yet)
     coop.device.inclusive_sum(d_x, d_out[:n])
     assert_equal_exact(d_out.copy_to_host()[:n], 100 * np.arange(1, n + 1, dtype=np.int64), "widened scan")
 
@@ -202,10 +202,11 @@ def test_select_and_partition(dtype, n):
     d_out = cuda.device_array(n, dtype)
     count = coop.device.select_flagged(d_x, cuda.to_device(keep), d_out)
     assert count == keep.sum()
-    assert_equal_exact(d_out.copy_to_host()[:count], x[keep], "select_flagged")
+    # (only the selected items are copied back: the rest of d_out is never written)
+    assert_equal_exact(d_out[:count].copy_to_host(), x[keep], "select_flagged")
     count = coop.device.select(d_x, d_out, lambda v: v > 0)
     assert count == (x > 0).sum()
-    assert_equal_exact(d_out.copy_to_host()[:count], x[x > 0], "select")
+    assert_equal_exact(d_out[:count].copy_to_host(), x[x > 0], "select")
     count = coop.device.partition(d_x, d_out, lambda v: v > 0)
     out = d_out.copy_to_host()
     assert count == (x > 0).sum()
@@ -237,7 +238,7 @@ def test_select_item_types(dtype):
     d_x, d_out = cuda.to_device(x), cuda.device_array(n, dtype)
     count = coop.device.select_flagged(d_x, cuda.to_device(keep), d_out)
     assert count == keep.sum()
-    assert_equal_exact(d_out.copy_to_host()[:count], x[keep], "select_flagged")
+    assert_equal_exact(d_out[:count].copy_to_host(), x[keep], "select_flagged")
     count = coop.device.partition(d_x, d_out, lambda v: v != 0)
     out, chosen = d_out.copy_to_host(), x != 0
     assert count == chosen.sum()
