@@ -78,9 +78,11 @@ def raw_launcher(kernel, args, blocks, threads):
 
     _host.launch(kernel, blocks, threads, 0, *args)
     _host.launch(kernel, blocks, threads, 0, *args)  # (packed: its buffer holds these parameters)
+    from coop._core.compilers import numba_cuda_launch
+
     key, values = [], []
-    assert _host._flatten(args, key, values)
-    packed = _host._LAUNCHES[kernel][tuple(key)]
+    assert numba_cuda_launch._flatten(args, key, values)
+    packed = numba_cuda_launch._LAUNCHES[kernel][tuple(key)]
     function, params, stream = packed.function, packed.pointers, driver.CUstream(0)
 
     def call():

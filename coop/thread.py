@@ -33,12 +33,17 @@ __all__ = [
     "transform",
 ]
 
+# what other families compose (the building-block tier: tests/test_layering.py)
+BUILDING_BLOCKS = ["counter", "reduce_items", "inclusive_scan_items", "inclusive_scan_items_with_prefix",
+                   "exclusive_scan_items", "exclusive_scan_items_unseeded"]
+
 
 # -- building blocks shared with the warp and block layers ------------------------------
 
 
 @device_function
 def reduce_items(items, op, convert):
+    """The items folded left to right by ``op``, each result converted by ``convert``."""
     total = items[0]
     for i in range(1, len(items)):
         total = convert(op(total, items[i]))
@@ -47,6 +52,7 @@ def reduce_items(items, op, convert):
 
 @device_function
 def inclusive_scan_items(items, output, op, convert):
+    """Inclusive scan of ``items`` into ``output`` (which may be ``items``); returns the total."""
     running = items[0]
     output[0] = running
     for i in range(1, len(items)):
@@ -57,6 +63,7 @@ def inclusive_scan_items(items, output, op, convert):
 
 @device_function
 def inclusive_scan_items_with_prefix(items, output, op, convert, prefix):
+    """Inclusive scan of ``items`` into ``output`` seeded with ``prefix``; returns the total."""
     running = prefix
     for i in range(len(items)):
         running = convert(op(running, items[i]))

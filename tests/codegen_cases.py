@@ -1255,6 +1255,63 @@ def exchange_tile_too_large(x, out):
     out[0] = items[0]
 
 
+# Past a kernel's 48 KiB of static shared memory, without temp_storage= (one check,
+# coop._core.exchange.check_static_shared, for every primitive with a tile in shared memory)
+STATIC_SHARED_PAST = "bytes of static shared memory a kernel may have; pass a temp_storage= array"
+
+
+@misuse(
+    "warp-exchange-tile-too-large",
+    (types.float64[::1], types.float64[::1]),
+    "coop.warp.exchange.blocked_to_striped: items_per_thread makes 1024 x 16 float64 items, 135424 bytes of shared "
+    "memory: more than the 49152 " + STATIC_SHARED_PAST,
+)
+def warp_exchange_tile_too_large(x, out):
+    items = cuda.local.array(16, np.float64)
+    items[0] = x[0]
+    coop.warp.exchange.blocked_to_striped(items, items, threads=1024, items_per_thread=16)
+    out[0] = items[0]
+
+
+@misuse(
+    "radix-sort-tile-too-large",
+    (types.int32[::1], types.int32[::1]),
+    "coop.block.radix_sort: items_per_thread makes a tile of 1024 x 16 keys, 67584 bytes of shared memory: more "
+    "than the 49152 " + STATIC_SHARED_PAST,
+)
+def radix_sort_tile_too_large(x, out):
+    keys = cuda.local.array(16, np.int32)
+    keys[0] = x[0]
+    coop.block.radix_sort(keys, threads=1024, items_per_thread=16)
+    out[0] = keys[0]
+
+
+@misuse(
+    "merge-sort-tile-too-large",
+    (types.int64[::1], types.int64[::1]),
+    "coop.block.merge_sort: items_per_thread makes a tile of 1024 x 8 keys, 65544 bytes of shared memory: more "
+    "than the 49152 " + STATIC_SHARED_PAST,
+)
+def merge_sort_tile_too_large(x, out):
+    keys = cuda.local.array(8, np.int64)
+    keys[0] = x[0]
+    coop.block.merge_sort(keys, operator.lt, threads=1024, items_per_thread=8)
+    out[0] = keys[0]
+
+
+@misuse(
+    "warp-merge-sort-tile-too-large",
+    (types.int64[::1], types.int64[::1]),
+    "coop.warp.merge_sort: items_per_thread makes 32 logical warps of 32 x 8 keys, 65792 bytes of shared memory: "
+    "more than the 49152 " + STATIC_SHARED_PAST,
+)
+def warp_merge_sort_tile_too_large(x, out):
+    keys = cuda.local.array(8, np.int64)
+    keys[0] = x[0]
+    coop.warp.merge_sort(keys, operator.lt, threads=1024, items_per_thread=8)
+    out[0] = keys[0]
+
+
 @misuse(
     "exchange-warp-threads-not-multiple-of-width",
     (types.int32[::1], types.int32[::1]),

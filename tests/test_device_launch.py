@@ -1,4 +1,5 @@
-"""coop.device's launcher (``coop.device._host.launch``): its packed launches give what
+"""coop.device's launcher (``coop.device._host.launch``, numba-cuda's launch or
+``coop._core.compilers.numba_cuda_launch``'s): its packed launches give what
 Numba's own launches give, with every argument kind coop.device passes, and its packed
 parameters are byte for byte what numba-cuda's ``_Kernel._prepare_args`` passes, in the
 number and sizes of the kernel's parameters (Numba's argument packer).
@@ -12,7 +13,6 @@ On a GPU, the other tests launch real kernels both ways and compare.
 
 import ctypes
 import functools
-import os
 import pathlib
 import struct
 import subprocess
@@ -27,7 +27,15 @@ from numba import cuda
 import coop
 from coop.device import _host
 
+from codegen_toolchain import compile_env
 from helpers import ON_GPU
+
+
+def launcher():
+    """The packed launcher's module (imported on Numba's GPU backend only)."""
+    from coop._core.compilers import numba_cuda_launch
+
+    return numba_cuda_launch
 
 HERE = pathlib.Path(__file__).resolve().parent
 gpu_only = pytest.mark.skipif(not ON_GPU, reason="launches kernels on a GPU")
@@ -159,12 +167,12 @@ def _offline_checks():  # noqa: C901  (one scenario after another)
             return run
 
     recorder = Recorder()
-    _host._driver = recorder
+    launcher()._driver = recorder
 
     def packed_for(kernel, args):
         key, values = [], []
-        assert _host._flatten(args, key, values)
-        return _host._LAUNCHES[kernel][tuple(key)]
+        assert launcher()._flatten(args, key, values)
+        return launcher()._LAUNCHES[kernel][tuple(key)]
 
     # every argument kind coop.device passes, and then some
     u64, u32, i32, f32, f64 = (array(1000, t) for t in (np.uint64, np.uint32, np.int32, np.float32, np.float64))
@@ -308,10 +316,7 @@ def _offline_checks():  # noqa: C901  (one scenario after another)
 
 
 def _offline_env():
-    env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_ENABLE_CUDASIM", "COOP_TEST_MODE")}
-    env["NUMBA_ENABLE_CUDASIM"] = "0"  # Numba's GPU backend (no GPU needed: nothing is launched)
-    env["PYTHONPATH"] = os.pathsep.join([str(HERE.parent), str(HERE), env.get("PYTHONPATH", "")])
-    return env
+    return compile_env()  # Numba's GPU backend (no GPU needed: nothing is launched)
 
 
 def test_packing_offline():
@@ -326,15 +331,15 @@ def test_packing_offline():
 
 def packed_launches():
     """Packed launches so far, over every kernel."""
-    return sum(p.launches for launches in _host._LAUNCHES.values() for p in launches.values()
-               if isinstance(p, _host._PackedLaunch))
+    return sum(p.launches for launches in launcher()._LAUNCHES.values() for p in launches.values()
+               if isinstance(p, launcher()._PackedLaunch))
 
 
 def packed_for(kernel, args):
     key, values = [], []
-    assert _host._flatten(args, key, values)
-    packed = _host._LAUNCHES[kernel].get(tuple(key))
-    assert isinstance(packed, _host._PackedLaunch), f"no packed launch for {kernel}: {packed!r}"
+    assert launcher()._flatten(args, key, values)
+    packed = launcher()._LAUNCHES[kernel].get(tuple(key))
+    assert isinstance(packed, launcher()._PackedLaunch), f"no packed launch for {kernel}: {packed!r}"
     return packed
 
 

@@ -1,7 +1,9 @@
 """The package's layering (coop/_core/__init__.py): ``coop._core`` < ``coop.ops`` <
-``coop.thread`` < ``coop.warp`` < ``coop.block``, each module importing only from its
-own layer or below, and no import cycle among the modules of ``coop._core`` (imports
-inside functions included)."""
+``coop.thread`` < ``coop.warp`` < ``coop.block`` < ``coop.device``, each module importing
+only from its own layer or below, and no import cycle among the modules of ``coop._core``
+(imports inside functions included). Across modules above ``coop._core``, a module takes
+only what another exports: its primitives (``__all__``) or its building blocks
+(``BUILDING_BLOCKS``: what other families compose, each documented)."""
 
 import ast
 import pathlib
@@ -9,7 +11,7 @@ import pathlib
 import pytest
 
 PACKAGE = pathlib.Path(__file__).resolve().parent.parent / "coop"
-LAYERS = ["coop._core", "coop.ops", "coop.thread", "coop.warp", "coop.block"]
+LAYERS = ["coop._core", "coop.ops", "coop.thread", "coop.warp", "coop.block", "coop.device"]
 
 
 def module_name(path):
@@ -70,3 +72,45 @@ def test_core_has_no_import_cycle():
 
     for module in sorted(core):
         visit(module)
+
+
+def exported_names(module):
+    """``__all__`` and ``BUILDING_BLOCKS`` of a coop module, read from its source."""
+    path = PACKAGE.parent.joinpath(*module.split("."))
+    path = path / "__init__.py" if path.is_dir() else path.with_suffix(".py")
+    names = {}
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            if node.targets[0].id in ("__all__", "BUILDING_BLOCKS"):
+                names[node.targets[0].id] = set(ast.literal_eval(node.value))
+    return names, path
+
+
+def taken_names(path):
+    """``(module, name)`` for each name ``path`` imports from a coop module above coop._core."""
+    for node in ast.walk(ast.parse(path.read_text())):
+        if (isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("coop.")
+                and not node.module.startswith("coop._core")):
+            for alias in node.names:
+                yield node.module, alias.name
+
+
+def test_modules_take_only_exported_names():
+    wrong = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for module, name in taken_names(path):
+            names, _ = exported_names(module)
+            is_module = PACKAGE.parent.joinpath(*module.split("."), name).with_suffix(".py").exists()
+            if not is_module and name not in names.get("__all__", set()) | names.get("BUILDING_BLOCKS", set()):
+                wrong.append(f"{path.relative_to(PACKAGE.parent)} takes {name} from {module}")
+    assert not wrong, "names taken that their module neither exports nor lists in BUILDING_BLOCKS:\n" + "\n".join(wrong)
+
+
+@pytest.mark.parametrize("module", [m for m in MODULES if "BUILDING_BLOCKS" in exported_names(m)[0]])
+def test_building_blocks_are_documented(module):
+    names, path = exported_names(module)
+    tree = ast.parse(path.read_text())
+    documented = {node.name for node in tree.body
+                  if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and ast.get_docstring(node)}
+    missing = sorted(names["BUILDING_BLOCKS"] - documented)
+    assert not missing, f"{module}: building blocks without a docstring: {missing}"

@@ -306,13 +306,13 @@ def test_threads_reaching_a_shared_array_together_share_it(monkeypatch):
 
     threads = 32
     all_looked_up = threading.Barrier(threads, timeout=30)
-    make_array = simulator._kernel_array
+    make_array = simulator.kernel_array
 
-    def made_once_all_looked_up(shape, dtype):
+    def made_once_all_looked_up(shape, dtype, alignment=None):
         all_looked_up.wait()
-        return make_array(shape, dtype)
+        return make_array(shape, dtype, alignment)
 
-    monkeypatch.setattr(simulator, "_kernel_array", made_once_all_looked_up)
+    monkeypatch.setattr(simulator, "kernel_array", made_once_all_looked_up)
 
     @cuda.jit
     def kernel(out):

@@ -716,18 +716,18 @@ def test_install_is_idempotent_and_kernel_module_is_visible():
     from numba.cuda.simulator.kernel import BlockThread
     from numba.cuda.simulator.kernelapi import FakeCUDAModule
 
-    from coop._core import simulator
+    from coop._core.compilers import numba_cuda_simulator
 
-    simulator.install()
-    simulator.install()
+    numba_cuda_simulator.install()
+    numba_cuda_simulator.install()
     assert not hasattr(BlockThread.run._coop_wrapped, "_coop_wrapped")
-    assert simulator.running_kernel_module() is None
+    assert numba_cuda_simulator.running_kernel_module() is None
 
     seen = []
 
     @cuda.jit
     def record_module_kernel():
-        seen.append(simulator.running_kernel_module())
+        seen.append(numba_cuda_simulator.running_kernel_module())
 
     record_module_kernel[1, 2]()
     assert len(seen) == 2 and isinstance(seen[0], FakeCUDAModule) and seen[0] is seen[1]

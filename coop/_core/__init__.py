@@ -1,8 +1,9 @@
 """coop's shared machinery: every primitive family is built on these modules.
 
 Layering: ``coop._core`` < ``coop.ops`` < ``coop.thread`` < ``coop.warp`` <
-``coop.block``; a module imports only from its own layer or below (``coop.block`` may
-use ``coop.warp``'s building blocks, as block scan uses warp scan), and the modules
+``coop.block`` < ``coop.device``; a module imports only from its own layer or below
+(``coop.block`` may use ``coop.warp``'s building blocks, as block scan uses warp scan,
+and ``coop.device``'s kernels the block primitives), and the modules
 here import one another without cycles (not even function-level imports):
 
 - ``errors``: ``CoopError`` and the messages shared by compile-time, run-time and
@@ -10,6 +11,9 @@ here import one another without cycles (not even function-level imports):
 - ``backend``: which CUDA the code runs against (Numba's compiler or its simulator;
   ``device``: is there a GPU), and ``device_function``, how building blocks are
   compiled (inlined) or simulated.
+- ``compilers``: what coop needs of a compiler beyond its public API, one module per
+  compiler (numba-cuda's: PTX without a GPU, static arrays, coop's simulator put into
+  Numba's, coop.device's launcher); nothing else touches a compiler's private names.
 - ``simulator``: the warp intrinsics and collective checks coop adds to Numba's
   simulator. ``config``, ``debug``: ``coop.config``; debug mode's run-time traps.
 - ``values``: supported value types, their sizes in memory, conversions back to a

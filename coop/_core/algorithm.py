@@ -11,7 +11,9 @@ adds a variant.
 
 For example block scan's raking algorithm is ``Algorithm(scan_raking,
 scratch=raking_scratch)``, with ``raking_scratch(dtype, threads)`` returning its
-``Struct`` of a grid, an aggregate and a prefix slot.
+``Struct`` of a grid, an aggregate and a prefix slot. What else sets variants apart is a
+property of the record too (``constants`` bound into its function, named ``traits``), so
+that a generator never tests an algorithm's name.
 """
 
 
@@ -19,12 +21,16 @@ class Algorithm:
     """One variant: ``function``, ``scratch(value_type, *constants) -> layout`` (None:
     no shared memory), ``requires`` (``{parameter: why}``, in the order they are
     checked: constants the variant needs, which the primitive may otherwise take as
-    optional)."""
+    optional), ``constants`` (``{parameter: value}`` bound into ``function`` by the
+    generator) and ``traits``: properties the family's generator reads as attributes
+    (block scan's ``memoize``), each record of a table giving the same ones."""
 
-    def __init__(self, function=None, scratch=None, requires=None):
+    def __init__(self, function=None, scratch=None, requires=None, constants=None, **traits):
         self.function = function
         self.scratch = scratch
         self.requires = dict(requires or {})
+        self.constants = dict(constants or {})
+        self.__dict__.update(traits)
 
     def check_requirements(self, sig, name, **given):
         """Raise ``sig``'s error for the first required parameter of ``given`` that is

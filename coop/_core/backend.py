@@ -12,6 +12,11 @@ coop calls from them.
 
 ``device_function`` makes the building blocks that implementations call: inlined
 functions when compiled, plain Python under the simulator.
+
+What this needs of the compiler beyond its public API (letting ``compile_ptx`` run
+without a GPU, 32-bit shared-memory addresses, coop's simulator put into numba-cuda's)
+is in ``coop._core.compilers``; ``import coop`` warns if numba-cuda is not a release coop
+supports.
 """
 
 import os
@@ -86,68 +91,10 @@ def _warn(message):
         warnings.warn(message, stacklevel=level)
 
 
-def _compile_without_a_gpu():
-    """Let ``cuda.compile_ptx(..., cc=...)`` work on a machine without a GPU.
-
-    numba-cuda compiles each ``@cuda.jit(device=True)`` function that a kernel calls
-    (a coop operator, say) for the compute capability of the current device, which it
-    asks the driver for even when ``compile_ptx`` was given ``cc``; with no driver that
-    fails with "Error at driver init". Where the driver cannot answer, the device is
-    taken to be the target of the compilation under way (``compile_cuda``'s ``cc``), or
-    Numba's default PTX target. With a GPU nothing changes."""
-    import threading
-
-    from numba.cuda import compiler, dispatcher
-    from numba.cuda.cudadrv.error import CudaSupportError
-
-    targets = threading.local()
-    driver_device = dispatcher.get_current_device
-    compile_cuda = compiler.compile_cuda
-
-    class Target:
-        def __init__(self, compute_capability):
-            self.compute_capability = compute_capability
-
-    def compile_for(*args, **kwargs):
-        stack = targets.__dict__.setdefault("ccs", [])
-        stack.append(kwargs.get("cc"))
-        try:
-            return compile_cuda(*args, **kwargs)
-        finally:
-            stack.pop()
-
-    def current_device():
-        try:
-            return driver_device()
-        except CudaSupportError:
-            compiling = [cc for cc in getattr(targets, "ccs", ()) if cc]
-            return Target(compiling[-1] if compiling else config.CUDA_DEFAULT_PTX_CC)
-
-    compiler.compile_cuda = compile_for
-    dispatcher.get_current_device = current_device
-
-
+#: Shared-memory pointers compiled as 32-bit (as nvcc's), or as numba-cuda's 64-bit:
+#: ``COOP_SHARED_POINTER_BITS=64`` set before importing coop
+#: (``numba_cuda.address_shared_memory_in_32_bits``).
 SHARED_POINTER_BITS = 64 if os.environ.get("COOP_SHARED_POINTER_BITS") == "64" else 32
-
-
-def _address_shared_memory_in_32_bits():
-    """Compile shared-memory pointers (LLVM address space 3) as 32-bit, as nvcc, clang's
-    ``-fcuda-short-ptr`` and Triton do: shared memory is a window of at most 228 KiB,
-    so a 64-bit address only costs registers (two per live address) and 64-bit
-    arithmetic. numba-cuda gives NVVM a data layout with 64-bit pointers everywhere; an
-    entry ``p3:32:32:32`` makes NVVM keep shared addresses in 32-bit registers
-    (``ld.shared [%r]``), which lets a radix sort of 512 x 8 keys fit two blocks per SM
-    instead of one. Generic pointers stay 64-bit, so Numba's own lowering is unchanged;
-    it applies to every kernel compiled in the process (as nvcc's default does).
-    ``COOP_SHARED_POINTER_BITS=64`` (set before importing coop) leaves numba-cuda's
-    layout as it is."""
-    if SHARED_POINTER_BITS == 64:
-        return
-    from numba.cuda.cudadrv import nvvm
-
-    layout = getattr(nvvm, "_datalayout", None)
-    if isinstance(layout, str) and layout.startswith("e-p:64:64:64") and "-p3:" not in layout:
-        nvvm._datalayout = layout.replace("e-p:64:64:64", "e-p:64:64:64-p3:32:32:32", 1)
 
 
 _simulate_without_a_gpu()
@@ -155,16 +102,21 @@ _simulate_without_a_gpu()
 from numba import cuda as _numba_cuda  # noqa: E402  (after the backend is chosen)
 from numba.cuda.core import config  # noqa: E402
 
+from coop._core.compilers import numba_cuda  # noqa: E402
+
+_version_problem = numba_cuda.version_problem()
+if _version_problem:
+    _warn(_version_problem)
 SIMULATOR = bool(config.ENABLE_CUDASIM)
 
 if SIMULATOR:
-    from coop._core import simulator as _simulator
+    from coop._core.compilers import numba_cuda_simulator
 
-    _simulator.install()
+    numba_cuda_simulator.install()
 
     class _RunningKernelCUDA:
         def __getattr__(self, name):
-            module = _simulator.running_kernel_module()
+            module = numba_cuda_simulator.running_kernel_module()
             if module is None:
                 return getattr(_numba_cuda, name)
             return getattr(module, name)
@@ -172,8 +124,9 @@ if SIMULATOR:
     cuda = _RunningKernelCUDA()
 else:
     cuda = _numba_cuda
-    _compile_without_a_gpu()
-    _address_shared_memory_in_32_bits()
+    numba_cuda.compile_without_a_gpu()
+    if SHARED_POINTER_BITS == 32:
+        numba_cuda.address_shared_memory_in_32_bits()
 
 
 from numba.cuda.extending import register_jitable  # noqa: E402
@@ -184,4 +137,6 @@ def device_function(fn):
     compiled (inlined by NVVM), plain Python under the simulator."""
     if SIMULATOR:
         return fn
-    return register_jitable(fn)
+    fn = register_jitable(fn)
+    fn._coop_device_function = True  # (registered once: coop._core.specialize reads it)
+    return fn

@@ -75,7 +75,7 @@ def _analyse(frame, chain, parameters):
     scope = _Scope.of(chain)
     call = scope.call() if scope is not None else None
     if call is None:
-        from coop._core.simulator import is_kernel_frame
+        from coop._core.compilers.numba_cuda_simulator import is_kernel_frame
 
         run_time = _kernel_parameters_passed(frame, parameters) if is_kernel_frame(frame) else frozenset()
         return CallSite(where, run_time)

@@ -132,17 +132,17 @@ def local_arrays(count, dtypes):
 
         return allocate
 
-    from numba.cuda.cudadrv import nvvm
-    from numba.cuda.cudaimpl import _generic_array
     from numba.cuda.extending import intrinsic
     from numba.cuda.np.numpy_support import from_dtype
+
+    from coop._core.compilers import numba_cuda
 
     member_types = [from_dtype(np.dtype(dtype)) for dtype in dtypes]
     result = types.Tuple([types.Array(member, 1, "C") for member in member_types])
 
     def codegen(context, builder, sig, args):
-        arrays = [_generic_array(context, builder, shape=(count,), dtype=member, symbol_name="_cudapy_lmem",
-                                 addrspace=nvvm.ADDRSPACE_LOCAL, can_dynsized=False) for member in member_types]
+        arrays = [numba_cuda.lower_static_array(context, builder, (count,), member, "local", "_cudapy_lmem")
+                  for member in member_types]
         return context.make_tuple(builder, sig.return_type, arrays)
 
     @intrinsic

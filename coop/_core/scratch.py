@@ -48,8 +48,12 @@ from numba.cuda import cgutils
 from numba.cuda.extending import intrinsic
 
 from coop._core.backend import SIMULATOR, cuda, device_function
+from coop._core.compilers import numba_cuda
 from coop._core.misuse import size_check
 from coop._core.values import converter, size_and_alignment, zero
+
+if SIMULATOR:
+    from coop._core.compilers import numba_cuda_simulator
 
 WORD = 8  # bytes per word of the backing array: aligns every value type coop supports
 MAX_BLOCK_THREADS = 1024  # scratch is sized for this when the block size is not given
@@ -188,7 +192,7 @@ def allocator(layout, owner):
         key = ("coop.scratch", owner, nbytes)
 
         def allocate(unused):
-            allocations = cuda.shared._allocations  # per launch; blocks run one at a time
+            allocations = numba_cuda_simulator.shared_allocations()
             buffer = allocations.get(key)
             if buffer is None:
                 buffer = allocations.setdefault(key, np.empty(nbytes, dtype=object))
@@ -196,32 +200,18 @@ def allocator(layout, owner):
 
         return allocate
 
-    from numba.cuda.cudadrv import nvvm
-    from numba.cuda.cudaimpl import _get_unique_smem_id
-
     # one static allocation wherever this is lowered, i.e. once per specialisation
-    words = layout.nbytes // WORD
-    return _word_array(words, nvvm.ADDRSPACE_SHARED, lambda: _get_unique_smem_id("_coop_scratch"), True)
+    return _word_array(layout.nbytes // WORD, "shared", "_coop_scratch", True)
 
 
-def _word_array(words, address_space, symbol, takes_unused):
+def _word_array(words, space, name, takes_unused):
     """An intrinsic giving what ``cuda.shared.array`` / ``cuda.local.array(words,
-    np.uint64)`` lowers to; ``takes_unused``: it takes one ignored argument."""
-    from numba.cuda.cudaimpl import _generic_array
-
+    np.uint64)`` lowers to (``space``: "shared" or "local"); ``takes_unused``: it takes
+    one ignored argument."""
     buffer_type = types.Array(types.uint64, 1, "C")
 
     def codegen(context, builder, sig, args):
-        return _generic_array(
-            context,
-            builder,
-            shape=(words,),
-            dtype=types.uint64,
-            symbol_name=symbol(),
-            addrspace=address_space,
-            can_dynsized=False,
-            alignment=None,
-        )
+        return numba_cuda.lower_static_array(context, builder, (words,), types.uint64, space, name)
 
     if takes_unused:
 
@@ -251,10 +241,8 @@ def local_allocator(value_type, slots):
 
         return allocate
 
-    from numba.cuda.cudadrv import nvvm
-
     words = _whole_words(slot_bytes(value_type) * slots) // WORD
-    return _word_array(words, nvvm.ADDRSPACE_LOCAL, lambda: "_coop_registers", False)
+    return _word_array(words, "local", "_coop_registers", False)
 
 
 def storage(sig, temp_storage, layout, owner):
@@ -279,7 +267,7 @@ def storage(sig, temp_storage, layout, owner):
         def shadow(temp_storage):
             check(temp_storage, needed)
             key = ("coop.temp_storage", id(temp_storage))
-            allocations = cuda.shared._allocations
+            allocations = numba_cuda_simulator.shared_allocations()
             buffer = allocations.get(key)
             if buffer is None:
                 buffer = allocations.setdefault(key, np.empty(temp_storage.nbytes, dtype=object))

@@ -2,11 +2,12 @@
 
 Numba's CUDA simulator (``NUMBA_ENABLE_CUDASIM=1``) runs every CUDA thread of a block as
 one Python thread, but it has no warp intrinsics: ``cuda.shfl_sync``, ``cuda.ballot_sync``
-and the rest raise ``AttributeError`` there. :func:`install` adds them, so kernels that
-use warp-level code, and coop's own primitives, can be run and debugged without a GPU.
-``import coop`` calls it when the simulator is on. It also replaces the simulator's
-``syncthreads`` and block runner, so that one lock sees every thread of a block: at a
-barrier, at a warp intrinsic, at a coop primitive, running, or exited.
+and the rest raise ``AttributeError`` there. This module has them, so kernels that use
+warp-level code, and coop's own primitives, can be run and debugged without a GPU; and a
+barrier and a block state (``BlockState``) so that one lock sees every thread of a block:
+at a barrier, at a warp intrinsic, at a coop primitive, running, or exited. It is the
+compiler-independent part: ``import coop`` puts it into the simulator when the simulator
+is on (``coop._core.compilers.numba_cuda_simulator.install``).
 
 Collectives: every call of a coop block (warp) primitive is a rendezvous of the threads
 of the block (of the caller's logical warp), made by ``coop._core.specialize`` through
@@ -73,22 +74,13 @@ When a thread of the block raises, the threads waiting for it stop with the
 simulator's abort and the launch reports that thread's error.
 """
 
-import functools
 import os
 import sys
 import threading
 import time
-import traceback
-import weakref
 
 import numba as numba_package
 import numpy as np
-from numba.cuda.simulator import kernel as _sim_kernel
-from numba.cuda.simulator.kernel import BlockManager, BlockThread
-from numba.cuda import types
-from numba.cuda.np import numpy_support
-from numba.cuda.simulator.cudadrv.devicearray import FakeCUDAArray
-from numba.cuda.simulator.kernelapi import FakeCUDALocal, FakeCUDAModule, FakeCUDAShared
 
 from coop._core.errors import CollectiveError, WarpSyncError, launch_message
 
@@ -104,13 +96,20 @@ __all__ = [
     "any_sync",
     "ballot_sync",
     "eq_sync",
-    "install",
     "lanemask_lt",
     "match_all_sync",
     "match_any_sync",
-    "running_kernel_module",
     "shfl",
     "syncwarp",
+    # what a compiler's simulator is given (coop._core.compilers)
+    "BlockState",
+    "INTRINSIC_NAMES",
+    "POLL_INTERVAL_S",
+    "WarpIntrinsicMethods",
+    "check_alignment",
+    "in_kernel",
+    "kernel_array",
+    "store",
 ]
 
 WARP_SIZE = 32
@@ -123,7 +122,7 @@ DEADLOCK_TIMEOUT_S = 30.0
 
 # How often a waiting lane wakes to look at the simulator's abort flag, which the
 # simulator sets without notifying anyone.
-_POLL_INTERVAL_S = 0.05
+POLL_INTERVAL_S = 0.05
 
 # After a thread of the block dies with an exception the simulator normally sets `abort`
 # on all others within milliseconds. Its polling loop can miss a thread that dies between
@@ -259,7 +258,7 @@ class _PrimitiveCall:
 # Per-block state
 
 
-class _BlockState:
+class BlockState:
     """Bookkeeping for one run of one block, guarded by a single lock: its barrier, the
     warp intrinsics' rendezvous, the coop primitives' calls, and what every waiting
     thread waits at (so that a block in which every thread waits is reported at once)."""
@@ -364,7 +363,7 @@ class _BlockState:
                     "leaving a collective. %s (coop._core.simulator.DEADLOCK_TIMEOUT_S sets "
                     "the limit.)" % (describe(), self.block_idx, DEADLOCK_TIMEOUT_S, self.whereabouts())
                 )
-            record.cond.wait(_POLL_INTERVAL_S)
+            record.cond.wait(POLL_INTERVAL_S)
 
     def whereabouts(self):
         """Where the block's threads are: grouped by what they wait at."""
@@ -630,21 +629,10 @@ def _comparable(value):
     return value
 
 
-_states_lock = threading.Lock()
-_states = weakref.WeakKeyDictionary()  # BlockManager -> _BlockState
-
-
 def _block_state(thread):
-    state = getattr(thread, "_coop_state", None)
-    if state is None:  # a block not started by _run_block
-        manager = thread._manager
-        with _states_lock:
-            state = _states.get(manager)
-            if state is None:
-                state = _BlockState(manager._block_dim, tuple(thread.blockIdx))
-                _states[manager] = state
-        thread._coop_state = state
-    return state
+    """The bookkeeping of ``thread``'s block, given to its threads by the block runner
+    that ``install`` puts in the simulator (``coop._core.compilers``)."""
+    return thread._coop_state
 
 
 def _lanes_of(bits):
@@ -653,7 +641,7 @@ def _lanes_of(bits):
 
 def _current_block_thread(name):
     thread = threading.current_thread()
-    if not isinstance(thread, BlockThread):
+    if getattr(thread, "_coop_state", None) is None:
         raise RuntimeError(
             "%s can only be called from a kernel running on the CUDA simulator" % name
         )
@@ -715,12 +703,12 @@ def check_launch(primitive, site, threads):
     argument: an int, a shape tuple, or None) is not the running block's thread count."""
     if threads is None:
         return
-    dim = running_kernel_module().blockDim
-    count = dim.x * dim.y * dim.z
+    x, y, z = _current_block_thread(primitive)._coop_state.block_dim
+    count = x * y * z
     given = int(np.prod(threads)) if isinstance(threads, tuple) else int(threads)
     if given != count:
         raise CollectiveError(
-            "%s (at %s; blockDim (%d, %d, %d))" % (launch_message(primitive, threads, count), site, dim.x, dim.y, dim.z)
+            "%s (at %s; blockDim (%d, %d, %d))" % (launch_message(primitive, threads, count), site, x, y, z)
         )
 
 
@@ -976,10 +964,10 @@ def lanemask_lt():
 
 
 # --------------------------------------------------------------------------------------
-# Installing them
+# The methods a simulator's CUDA module gets
 
 
-class _WarpIntrinsicMethods:
+class WarpIntrinsicMethods:
     """Methods added to the simulator's ``FakeCUDAModule``, with numba.cuda's signatures."""
 
     def shfl_sync(self, mask, value, src_lane):
@@ -1026,7 +1014,7 @@ class _WarpIntrinsicMethods:
         syncwarp(mask)
 
 
-_INTRINSIC_NAMES = (
+INTRINSIC_NAMES = (
     "shfl_sync",
     "shfl_up_sync",
     "shfl_down_sync",
@@ -1042,21 +1030,52 @@ _INTRINSIC_NAMES = (
     "syncwarp",
 )
 
-for _name in _INTRINSIC_NAMES[4:]:
-    _method = getattr(_WarpIntrinsicMethods, _name)
+for _name in INTRINSIC_NAMES[4:]:
+    _method = getattr(WarpIntrinsicMethods, _name)
     if _method.__doc__ is None:
         _method.__doc__ = globals()[_name].__doc__
 del _name, _method
 
-def _check_alignment(alignment):
+# --------------------------------------------------------------------------------------
+# Arrays of a simulated kernel
+
+
+def kernel_array(shape, dtype, alignment=None):
+    """A simulated kernel's local or shared array of ``shape`` and ``dtype`` (a NumPy
+    dtype), whose stores convert integers as compiled stores do (``store``).
+    ``alignment=`` is taken as compiled code takes it (NumPy's allocations are aligned
+    for every dtype coop uses) and checked the same way."""
+    check_alignment(alignment)
+    return np.empty(shape, dtype).view(_KernelArray)
+
+
+def check_alignment(alignment):
+    """Refuse an ``alignment=`` that compiled code refuses."""
     if alignment is not None and (not isinstance(alignment, int) or alignment <= 0 or alignment & (alignment - 1)):
         raise ValueError(f"alignment must be a positive power of two, got {alignment!r}")
 
 
+def store(array, index, value):
+    """``array[index] = value`` (a NumPy array) as a kernel's store: an integer out of
+    the dtype's range keeps its low bits (C's conversion), where NumPy raises
+    ``OverflowError``."""
+    try:
+        np.ndarray.__setitem__(array, index, value)
+    except OverflowError:
+        wrapped = _wrapped_integer(value, array.dtype)
+        if wrapped is None:
+            raise
+        np.ndarray.__setitem__(array, index, wrapped)
+
+
+def in_kernel():
+    """Whether the calling thread runs a simulated kernel."""
+    return getattr(threading.current_thread(), "_coop_state", None) is not None
+
+
 def _wrapped_integer(value, dtype):
-    """``value`` converted to the integer ``dtype`` as a compiled store converts it (C's
-    conversion: the low bits), where NumPy raises ``OverflowError`` for a value out of
-    the dtype's range."""
+    """``value`` converted to the integer ``dtype`` as a compiled store converts it, or
+    None where it is not an integer."""
     if dtype.kind not in "iu" or isinstance(value, np.ndarray):
         return None
     try:
@@ -1067,155 +1086,6 @@ def _wrapped_integer(value, dtype):
 
 
 class _KernelArray(np.ndarray):
-    """A simulated kernel's local or shared array: stores convert integers as compiled
-    code does (``_wrapped_integer``), so that, say, an int8 sum wraps as on a GPU instead
-    of raising."""
+    """A simulated kernel's local or shared array (``kernel_array``)."""
 
-    def __setitem__(self, index, value):
-        try:
-            super().__setitem__(index, value)
-        except OverflowError:
-            wrapped = _wrapped_integer(value, self.dtype)
-            if wrapped is None:
-                raise
-            super().__setitem__(index, wrapped)
-
-
-def _device_array_setitem(self, index, value):
-    """``FakeCUDAArray.__setitem__`` converting integers as compiled stores do in a kernel."""
-    try:
-        return self._ary.__setitem__(index, value)
-    except OverflowError:
-        wrapped = _wrapped_integer(value, self._ary.dtype) if running_kernel_module() is not None else None
-        if wrapped is None:
-            raise
-        return self._ary.__setitem__(index, wrapped)
-
-
-def _kernel_array(shape, dtype):
-    return np.empty(shape, dtype).view(_KernelArray)
-
-
-def _local_array(self, shape, dtype, alignment=None):
-    """``cuda.local.array`` accepting ``alignment=`` as compiled code does (NumPy's
-    allocations are aligned for every dtype coop uses; the stock simulator refuses)."""
-    _check_alignment(alignment)
-    if isinstance(dtype, types.Type):
-        dtype = numpy_support.as_dtype(dtype)
-    return _kernel_array(shape, dtype)
-
-
-def _shared_array(self, shape, dtype, alignment=None):
-    """``cuda.shared.array`` accepting ``alignment=`` (``cuda.shared.array(BYTES,
-    np.uint8, alignment=8)`` is how a ``temp_storage=`` buffer is made). As the stock
-    simulator: one array per calling source line, the dynamic buffer for size 0."""
-    _check_alignment(alignment)
-    if shape == 0:
-        return _stock_shared_array(self, shape, dtype)
-    if isinstance(dtype, types.Type):
-        dtype = numpy_support.as_dtype(dtype)
-    caller = traceback.extract_stack(sys._getframe(1), limit=1)[0][0:2]
-    allocation = self._allocations.get(caller)
-    if allocation is None:
-        # The block's threads reach the line together: a thread switch between the
-        # look-up and a plain store would leave each its own array (the stock simulator's
-        # race: a radix sort wrong now and then). setdefault is one step under the GIL.
-        allocation = self._allocations.setdefault(caller, _kernel_array(shape, dtype))
-    return allocation
-
-
-_stock_shared_array = FakeCUDAShared.array
-_install_lock = threading.Lock()
-
-
-def install():
-    """Add the warp intrinsics to the simulator's per-kernel CUDA module. Idempotent.
-
-    Patches ``numba.cuda.simulator.kernelapi.FakeCUDAModule`` with ``shfl_sync``,
-    ``shfl_up_sync``, ``shfl_down_sync``, ``shfl_xor_sync``, ``ballot_sync``,
-    ``all_sync``, ``any_sync``, ``eq_sync``, ``match_any_sync``, ``match_all_sync``,
-    ``activemask``, ``lanemask_lt`` and ``syncwarp``, lets ``cuda.local.array`` and
-    ``cuda.shared.array`` take ``alignment=`` (and make arrays whose integer stores
-    wrap, as ``FakeCUDAArray``'s do in a kernel), and wraps
-    ``numba.cuda.simulator.kernel.BlockThread.run`` so that a thread leaving the kernel
-    releases the collectives that were waiting for it (and runs with NumPy's overflow
-    and invalid-value warnings off).
-    """
-    with _install_lock:
-        if getattr(BlockThread.run, "_coop_wrapped", None) is not None:
-            return
-        for name in _INTRINSIC_NAMES:
-            setattr(FakeCUDAModule, name, _WarpIntrinsicMethods.__dict__[name])
-        FakeCUDALocal.array = _local_array
-        FakeCUDAShared.array = _shared_array
-        FakeCUDAArray.__setitem__ = _device_array_setitem
-
-        original_run = BlockThread.run
-
-        def run(self):
-            try:
-                # (per thread: integers wrap, and NaNs propagate (a partial tile's padding,
-                # say), silently as on a GPU)
-                with np.errstate(over="ignore", invalid="ignore"):
-                    original_run(self)
-            finally:
-                _block_state(self).thread_exited(self)
-
-        run._coop_wrapped = original_run
-        run.__doc__ = original_run.__doc__
-        BlockThread.run = run
-        BlockThread.syncthreads = _syncthreads
-        BlockManager.run = _run_block
-
-
-def _syncthreads(self):
-    """``cuda.syncthreads()``: wait until every thread of the block that has not exited
-    is here. Replaces the stock barrier, which the block's manager released by polling,
-    so that a barrier that can never complete is reported with the rest of the block's
-    collectives (``_BlockState.check_deadlock``)."""
-    if self.abort:
-        raise RuntimeError("abort flag set on syncthreads call")
-    _block_state(self).syncthreads(self, sys._getframe(1))
-
-
-def _run_block(self, grid_point, *args):
-    """``BlockManager.run``: start the block's threads and wait until they have all left
-    the kernel, or one has failed (then the others are told to abort and its exception
-    is raised, as the stock runner does). Waits on a condition rather than polling the
-    threads as the stock runner does, which kept one core busy for the whole launch."""
-    state = _BlockState(self._block_dim, grid_point)
-    threads = []
-    for block_point in np.ndindex(*self._block_dim):
-        target = functools.partial(_run_kernel, self._f, args)
-        thread = BlockThread(target, self, grid_point, block_point, self._debug)
-        thread._coop_state = state
-        threads.append(thread)
-    for thread in threads:
-        thread.start()
-    with state.lock:
-        while state.finished < len(threads) and state.failure is None:
-            state.finished_cond.wait(_POLL_INTERVAL_S)
-    if state.failure is not None:
-        for thread in threads:
-            thread.abort = True
-        with state.lock:
-            state.fail_all_quietly()
-        failed = state.failed_thread
-        raise failed.exception[0].with_traceback(failed.exception[1])
-    for thread in threads:
-        thread.join()
-
-
-def _run_kernel(kernel, args):
-    kernel(*args)
-
-
-def is_kernel_frame(frame):
-    """Whether ``frame`` runs a kernel itself (called by a block's thread), not a device
-    function or an operator."""
-    return frame.f_back is not None and frame.f_back.f_code is _run_kernel.__code__
-
-
-def running_kernel_module():
-    """The simulator's ``FakeCUDAModule`` of the kernel running now, or ``None``."""
-    return _sim_kernel._kernel_context
+    __setitem__ = store

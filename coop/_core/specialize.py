@@ -3,7 +3,12 @@
 A primitive is written once, as a *generator*: a Python function with the primitive's
 public signature that receives the argument *types*, checks them, computes everything
 that must be known at compile time (sizes, shuffle clamps, the value type to convert
-results back to) and returns an *implementation* with the same signature.
+results back to) and returns its *body*: a ``device_function`` whose parameters are some
+of the primitive's, by name (``reduction(value, op, valid_items, temp_storage)``). The
+decorator makes the *implementation* from it, a function with the public signature that
+calls the body with those parameters (Numba matches an implementation's parameters to
+the primitive's), so the public signature is written once. (A generator may also return
+the implementation itself, with every parameter.)
 
 - Compiled (``numba.cuda``), the generator is registered as a Numba ``overload`` for the
   CUDA target with ``prefer_literal=True``, so constants reach it as literal types and
@@ -104,9 +109,10 @@ def primitive(qualname, temp_storage_bytes=None, group=None, uniform=()):
     (``coop.config.debug``) checks ``threads`` at run time.
     """
 
-    def decorate(generator):
-        signature = inspect.signature(generator)
+    def decorate(written):
+        signature = inspect.signature(written)
         parameters = tuple(signature.parameters)
+        generator = _implementing(qualname, written, signature)
 
         if SIMULATOR:
             call = _simulated_primitive(qualname, generator, signature, group, uniform)
@@ -117,8 +123,8 @@ def primitive(qualname, temp_storage_bytes=None, group=None, uniform=()):
 
             generator_with_checks = _literal_failure_first(_with_debug_checks(qualname, generator, signature, parameters))
 
-        functools.update_wrapper(call, generator)
-        call.__doc__ = expand(generator.__doc__)
+        functools.update_wrapper(call, written)
+        call.__doc__ = expand(written.__doc__)
         call.__signature__ = signature
         call.__qualname__ = call.__name__ = qualname  # what Numba's errors call it
         if temp_storage_bytes is not None:
@@ -128,6 +134,55 @@ def primitive(qualname, temp_storage_bytes=None, group=None, uniform=()):
         return call
 
     return decorate
+
+
+def _implementing(qualname, generator, signature):
+    """``generator``, returning an implementation with the public ``signature`` where it
+    returns a body (see the module docstring)."""
+    public = tuple(signature.parameters)
+    implementations = {}  # body -> implementation (a body is made once per specialisation)
+
+    @functools.wraps(generator)
+    def specialise(*args, **kwargs):
+        body = generator(*args, **kwargs)
+        if body is None:
+            return None
+        taken = tuple(inspect.signature(body).parameters)
+        if taken == public:
+            return body
+        implementation = implementations.get(body)
+        if implementation is None:
+            unknown = [name for name in taken if name not in public]
+            if unknown:
+                raise TypeError(f"{qualname}'s generator returned a body taking {unknown}, which are not "
+                                f"parameters of {qualname}{signature}")
+            if not SIMULATOR and not getattr(body, "_coop_device_function", False):
+                body = register_jitable(body)
+            implementation = implementations[body] = _with_public_signature(signature, body, taken)
+        return implementation
+
+    return specialise
+
+
+def _with_public_signature(signature, inner, names, check=None):
+    """A function with ``signature`` (its parameters and defaults) returning ``inner``
+    called with the parameters ``names``, after ``check()`` where given."""
+    namespace = {"check": check, "inner": inner}
+    header = []
+    for position, parameter in enumerate(signature.parameters.values()):
+        if parameter.default is inspect.Parameter.empty:
+            header.append(parameter.name)
+        else:
+            namespace[f"default_{position}"] = parameter.default
+            header.append(f"{parameter.name}=default_{position}")
+    checked = "    check()\n" if check is not None else ""
+    exec(f"def implementation({', '.join(header)}):\n{checked}    return inner({', '.join(names)})\n",  # noqa: S102
+         namespace)
+    implementation = namespace["implementation"]
+    # (named after what it calls, in Numba's errors and the PTX's symbols)
+    implementation.__module__ = getattr(inner, "__module__", None)
+    implementation.__qualname__ = f"{getattr(inner, '__qualname__', 'inner')}.<implementation>"
+    return implementation
 
 
 def _simulated_primitive(qualname, generator, signature, group, uniform):
@@ -145,7 +200,7 @@ def _simulated_primitive(qualname, generator, signature, group, uniform):
     parameters = tuple(signature.parameters)
 
     def call(*args, **kwargs):
-        if simulator.running_kernel_module() is None:
+        if not simulator.in_kernel():
             raise CoopError(host_call_message(qualname))
         bound = signature.bind(*args, **kwargs)
         bound.apply_defaults()
@@ -237,20 +292,8 @@ def _with_debug_checks(qualname, generator, signature, parameters):
 
 
 def _prefixed(impl, signature, check):
-    """``impl`` (a generator's implementation) preceded by ``check()``, with the same
-    signature (Numba matches an implementation's parameters to the primitive's)."""
-    inner = register_jitable(impl)
-    namespace = {"check": check, "inner": inner}
-    header = []
-    for position, parameter in enumerate(signature.parameters.values()):
-        if parameter.default is inspect.Parameter.empty:
-            header.append(parameter.name)
-        else:
-            namespace[f"default_{position}"] = parameter.default
-            header.append(f"{parameter.name}=default_{position}")
-    names = ", ".join(signature.parameters)
-    exec(f"def checked({', '.join(header)}):\n    check()\n    return inner({names})\n", namespace)  # noqa: S102
-    return namespace["checked"]
+    """``impl`` (an implementation) preceded by ``check()``, with the same signature."""
+    return _with_public_signature(signature, register_jitable(impl), tuple(signature.parameters), check)
 
 
 def _host_sizer(qualname, sizer):

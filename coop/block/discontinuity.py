@@ -34,6 +34,9 @@ from coop.block.shuffle import edge_exchanger, edge_layout
 
 __all__ = ["flag_heads", "flag_tails", "flag_heads_and_tails"]
 
+# what other families compose (the building-block tier: tests/test_layering.py)
+BUILDING_BLOCKS = ["neighbour"]
+
 
 def _temp_storage_bytes(heads, tails):
     def temp_storage_bytes(sig, value_type, threads):

@@ -58,7 +58,7 @@ from coop._core.backend import cuda
 from coop._core.constants import specialised
 from coop._core.exchange import (
     FORMS,
-    STATIC_SHARED_LIMIT,
+    check_static_shared,
     WARP_LOCAL_OFFSETS,
     block_barrier,
     exact_lengths,
@@ -75,7 +75,7 @@ from coop._core.exchange import (
     warp_mask,
 )
 from coop._core.scratch import Region, block_rank, loader, storage
-from coop._core.specialize import Signature, device_function, is_none, primitive
+from coop._core.specialize import Signature, device_function, primitive
 from coop._core.namespace import public_namespace
 
 __all__ = [
@@ -88,6 +88,9 @@ __all__ = [
     "scatter_to_striped_guarded",
     "scatter_to_striped_flagged",
 ]
+
+# what other families compose (the building-block tier: tests/test_layering.py)
+BUILDING_BLOCKS = ["exchange_layout", "exchanger"]
 
 
 # -- the exchanges, specialised: building blocks for other block primitives ----------------
@@ -111,15 +114,9 @@ def exchanger(sig, form, dtype, threads, items_per_thread, temp_storage, time_sl
     needs no barrier before or after it."""
     write_offset, keep, read_offset, within_warps = FORMS[form]
     layout = exchange_layout(dtype, threads, items_per_thread, time_slicing)
-    buffer_bytes = layout.nbytes
-    if is_none(temp_storage) and buffer_bytes > STATIC_SHARED_LIMIT:
-        raise sig.error(
-            "items_per_thread",
-            f"makes a tile of {threads} x {items_per_thread} {dtype} items, {buffer_bytes} bytes of "
-            f"shared memory: more than the {STATIC_SHARED_LIMIT} bytes of static shared memory a "
-            "kernel may have. Pass warp_time_slicing=True (a buffer for one warp's items) or a "
-            "temp_storage= array",
-        )
+    check_static_shared(sig, temp_storage, layout, "items_per_thread",
+                        f"makes a tile of {threads} x {items_per_thread} {dtype} items",
+                        "pass warp_time_slicing=True (a buffer for one warp's items) or a temp_storage= array")
     scratch, users_buffer = storage(sig, temp_storage, layout, owner=(sig.primitive, form, time_slicing))
     load = loader(dtype)
     slot = slot_of(items_per_thread)

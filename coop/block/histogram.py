@@ -69,18 +69,6 @@ def _sort_layout(item_type, threads, items_per_thread, bins, partial=True):
     return Union("histogram.sort", sort_layout([key_type], [], threads, items_per_thread, 4), runs)
 
 
-ALGORITHMS = {
-    "atomic": Algorithm(),
-    "sort": Algorithm(
-        scratch=_sort_layout,
-        requires={
-            "threads": "the sort's shared memory is sized by the block",
-            "items_per_thread": "the sort's shared memory is sized by the tile",
-        },
-    ),
-}
-
-
 def _temp_storage_bytes(sig, item_type, threads, items_per_thread, bins, algorithm="atomic"):
     """Bytes a ``temp_storage=`` array needs for a histogram of ``dtype`` items in blocks
     of ``threads``, ``items_per_thread`` each, into ``bins`` counters (0 for
@@ -322,21 +310,8 @@ def histogram(items, histogram, bins, threads=None, items_per_thread=None, algor
     counter = np.dtype(str(histogram.dtype)).type
     check_bins = size_check(sig.primitive, "histogram")
 
-    if name == "atomic":
-        count = _atomic_counter(item_type, block, count_bins, counter, partial, is_accumulating)
-        scratch = _no_scratch
-        if sig.temp_storage(temp_storage) is not None:
-            raise sig.error("temp_storage", "is not used by algorithm 'atomic' (it has no scratch)")
-        check_items = _length
-    else:
-        n = required_items_per_thread(sig, items_per_thread)
-        check_tile(sig, block, n)
-        layout = _sort_layout(item_type, block, n, count_bins, partial)
-        check_static_shared(sig, temp_storage, layout, "bins", f"with a tile of {block} x {n} items needs to sort",
-                            "pass a temp_storage= array or use algorithm 'atomic'")
-        scratch, _ = storage(sig, temp_storage, layout, owner=(sig.primitive, name))
-        count = _sort_counter(sig, item_type, block, n, count_bins, counter, partial, is_accumulating, layout)
-        check_items = _exact_length(sig.primitive, n)
+    count, scratch, check_items = chosen.function(sig, item_type, block, items_per_thread, count_bins, counter,
+                                                  partial, is_accumulating, temp_storage)
 
     def impl(items, histogram, bins, threads=None, items_per_thread=None, algorithm="atomic", accumulate=False,
              valid_items=None, temp_storage=None):
@@ -345,6 +320,40 @@ def histogram(items, histogram, bins, threads=None, items_per_thread=None, algor
         count(items, histogram, valid_items, n, scratch(temp_storage))
 
     return impl
+
+
+def _atomic_histogram(sig, item_type, block, items_per_thread, bins, counter, partial, accumulating, temp_storage):
+    """``(count, scratch, check_items)`` of the atomic algorithm: shared or global atomics
+    on the caller's counters, no scratch."""
+    if sig.temp_storage(temp_storage) is not None:
+        raise sig.error("temp_storage", "is not used by algorithm 'atomic' (it has no scratch)")
+    return _atomic_counter(item_type, block, bins, counter, partial, accumulating), _no_scratch, _length
+
+
+def _sort_histogram(sig, item_type, block, items_per_thread, bins, counter, partial, accumulating, temp_storage):
+    """``(count, scratch, check_items)`` of the sort algorithm: the tile sorted by bin,
+    each run counted by its first thread."""
+    n = required_items_per_thread(sig, items_per_thread)
+    check_tile(sig, block, n)
+    layout = _sort_layout(item_type, block, n, bins, partial)
+    check_static_shared(sig, temp_storage, layout, "bins", f"with a tile of {block} x {n} items needs to sort",
+                        "pass a temp_storage= array or use algorithm 'atomic'")
+    scratch, _ = storage(sig, temp_storage, layout, owner=(sig.primitive, "sort"))
+    count = _sort_counter(sig, item_type, block, n, bins, counter, partial, accumulating, layout)
+    return count, scratch, _exact_length(sig.primitive, n)
+
+
+ALGORITHMS = {
+    "atomic": Algorithm(_atomic_histogram),
+    "sort": Algorithm(
+        _sort_histogram,
+        scratch=_sort_layout,
+        requires={
+            "threads": "the sort's shared memory is sized by the block",
+            "items_per_thread": "the sort's shared memory is sized by the tile",
+        },
+    ),
+}
 
 
 @device_function

@@ -16,11 +16,11 @@ value_dtype=None)``) shares one array with other primitives.
 """
 
 from coop._core.backend import cuda
-from coop._core.exchange import STATIC_SHARED_LIMIT, required_items_per_thread, required_threads
+from coop._core.exchange import check_static_shared, required_items_per_thread, required_threads
 from coop._core.merge import group_sorter, host_value_type, sort_arguments, tile_layout
 from coop._core.misuse import size_check
 from coop._core.scratch import block_rank, storage
-from coop._core.specialize import Signature, device_function, is_none, primitive
+from coop._core.specialize import Signature, device_function, primitive
 
 __all__ = ["merge_sort"]
 
@@ -125,13 +125,8 @@ def merge_sort(keys, compare, values=None, threads=None, items_per_thread=None, 
     n = required_items_per_thread(sig, items_per_thread)
     tile = block * n
     layout = tile_layout(key_type, value_type, tile)
-    if is_none(temp_storage) and layout.nbytes > STATIC_SHARED_LIMIT:
-        raise sig.error(
-            "items_per_thread",
-            f"makes a tile of {block} x {n} keys{' and values' if with_values else ''}, {layout.nbytes} bytes of "
-            f"shared memory: more than the {STATIC_SHARED_LIMIT} bytes of static shared memory a kernel may "
-            "have; pass a temp_storage= array",
-        )
+    check_static_shared(sig, temp_storage, layout, "items_per_thread",
+                        f"makes a tile of {block} x {n} keys{' and values' if with_values else ''}")
     # (a caller's buffer needs no barrier of its own: each round starts with one)
     scratch, _ = storage(sig, temp_storage, layout, owner=(sig.primitive,))
     sort = group_sorter(key_type, value_type, n, block, _block_sync, partial)

@@ -43,7 +43,7 @@ from numba.cuda import types
 from coop._core import radix
 from coop._core.algorithm import Algorithm, choose
 from coop._core.backend import cuda
-from coop._core.exchange import STATIC_SHARED_LIMIT, rank_items, required_items_per_thread, required_threads, warp_mask
+from coop._core.exchange import STATIC_SHARED_LIMIT, check_static_shared, rank_items, required_items_per_thread, required_threads, warp_mask
 from coop._core.items import items_or_tuple, local_arrays
 from coop._core.misuse import size_check
 from coop._core.scratch import (Region, Struct, Union, atomic_add, block_rank, load_pair, loader, storage, store,
@@ -55,6 +55,9 @@ from coop.block.exchange import exchange_layout, exchanger
 from coop.block.scan import exclusive_sum_in_scratch
 
 __all__ = ["radix_rank", "radix_sort"]
+
+# what other families compose (the building-block tier: tests/test_layering.py)
+BUILDING_BLOCKS = ["check_tile", "sort_layout", "tile_sorter", "tracked_digits"]
 
 U32 = np.uint32
 MAX_TILE_ITEMS = 65535  # the digit counters are 16-bit
@@ -143,6 +146,8 @@ def _check_radix_bits(sig, radix_bits, param, threads, layout=None):
 
 
 def check_tile(sig, threads, items_per_thread):
+    """Refuse (``sig``'s error on ``items_per_thread``) a tile the 16-bit digit counters
+    of a radix ranking cannot count."""
     if threads * items_per_thread > MAX_TILE_ITEMS:
         raise sig.error(
             "items_per_thread",
@@ -863,13 +868,8 @@ def radix_sort(keys, values=None, threads=None, items_per_thread=None, begin_bit
     # One buffer for the phases, as CUB's TempStorage union: the ranking, then the
     # exchanges of the keys' words and of the values.
     layout = sort_layout(key_types, value_types, block, n, bits)
-    if is_none(temp_storage) and layout.nbytes > STATIC_SHARED_LIMIT:
-        raise sig.error(
-            "items_per_thread",
-            f"makes a tile of {block} x {n} keys{' and values' if value_types else ''}, {layout.nbytes} bytes "
-            f"of shared memory: more than the {STATIC_SHARED_LIMIT} bytes of static shared memory a kernel "
-            "may have; pass a temp_storage= array",
-        )
+    check_static_shared(sig, temp_storage, layout, "items_per_thread",
+                        f"makes a tile of {block} x {n} keys{' and values' if value_types else ''}")
     # (a caller's buffer needs no barrier of its own: each pass starts with one)
     scratch, _ = storage(sig, temp_storage, layout, owner=(sig.primitive, "union"))
 

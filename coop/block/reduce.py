@@ -208,10 +208,12 @@ def raking_scratch(dtype, threads):
     return Struct("block_reduce.raking", Region("grid", dtype, threads + 32), Region("result", dtype, 1))
 
 
+# one_warp_by_shuffles: a block of one warp is reduced with shuffles alone, with no
+# barrier before the result slot is written
 ALGORITHMS = {
-    "warp_reductions": Algorithm(reduce_warp_reductions, warp_reductions_scratch),
-    "raking": Algorithm(reduce_raking, raking_scratch),
-    "raking_commutative_only": Algorithm(reduce_raking_commutative, raking_scratch),
+    "warp_reductions": Algorithm(reduce_warp_reductions, warp_reductions_scratch, one_warp_by_shuffles=False),
+    "raking": Algorithm(reduce_raking, raking_scratch, one_warp_by_shuffles=True),
+    "raking_commutative_only": Algorithm(reduce_raking_commutative, raking_scratch, one_warp_by_shuffles=True),
 }
 
 
@@ -245,10 +247,9 @@ def _specialise_reduce(sig, value, op, valid_items, threads, algorithm, temp_sto
     # before writing, wait for the previous call's reads: all_reduce ends with a barrier
     # after which only its result slot is read, which no call writes first
     lead_sync = users_buffer or not to_all
-    # the raking algorithms reduce a block of one warp with shuffles alone, passing no
-    # barrier before the result slot is written: in the caller's buffer, wait for the
-    # primitive that used it before
-    one_warp_sync = to_all and users_buffer and algorithm != "warp_reductions"
+    # a block of one warp reduced with shuffles alone passes no barrier before the result
+    # slot is written: in the caller's buffer, wait for the primitive that used it before
+    one_warp_sync = to_all and users_buffer and chosen.one_warp_by_shuffles
     # the algorithm with these constants bound (not the block size: bound, it makes NVVM
     # lay the raking reductions out differently)
     known = block is not None
@@ -301,28 +302,19 @@ def _specialise_sum(sig, value, valid_items, threads, algorithm, temp_storage, t
             sig, types.int32, function_type(add), None, threads, algorithm, temp_storage, to_all
         )
 
-        def impl(value, valid_items=None, threads=None, algorithm="warp_reductions", temp_storage=None):
+        def count_sum(value, valid_items, temp_storage):
             return reduction(count(value, block_rank(), valid_items), add, None, temp_storage)
 
-        return impl
+        return device_function(count_sum)
 
     reduction = _specialise_reduce(
         sig, value, function_type(add), valid_items, threads, algorithm, temp_storage, to_all
     )
 
-    def impl(value, valid_items=None, threads=None, algorithm="warp_reductions", temp_storage=None):
+    def value_sum(value, valid_items, temp_storage):
         return reduction(value, add, valid_items, temp_storage)
 
-    return impl
-
-
-def _public_reduce(sig, value, op, valid_items, threads, algorithm, temp_storage, to_all):
-    reduction = _specialise_reduce(sig, value, op, valid_items, threads, algorithm, temp_storage, to_all)
-
-    def impl(value, op, valid_items=None, threads=None, algorithm="warp_reductions", temp_storage=None):
-        return reduction(value, op, valid_items, temp_storage)
-
-    return impl
+    return device_function(value_sum)
 
 
 @primitive("coop.block.reduce", temp_storage_bytes, group="block", uniform=("valid_items",))
@@ -386,7 +378,7 @@ def reduce(value, op, valid_items=None, threads=None, algorithm="warp_reductions
         block_argmax[2, 64](x, best)
         assert (best == x.reshape(2, 64).argmax(axis=1) + [0, 64]).all()
     """
-    return _public_reduce(
+    return _specialise_reduce(
         Signature("coop.block.reduce"), value, op, valid_items, threads, algorithm, temp_storage, False
     )
 
@@ -451,7 +443,7 @@ def all_reduce(value, op, valid_items=None, threads=None, algorithm="warp_reduct
         tiles = x.reshape(2, 64)
         assert (out.reshape(2, 64) == tiles - tiles.min(axis=1, keepdims=True)).all()
     """
-    return _public_reduce(
+    return _specialise_reduce(
         Signature("coop.block.all_reduce"), value, op, valid_items, threads, algorithm, temp_storage, True
     )
 

@@ -63,6 +63,9 @@ from coop.warp.scan import exclusive_from_inclusive, inclusive_scan_lanes
 
 __all__ = ["inclusive_scan", "exclusive_scan", "inclusive_sum", "exclusive_sum"]
 
+# what other families compose (the building-block tier: tests/test_layering.py)
+BUILDING_BLOCKS = ["exclusive_sum_in_scratch"]
+
 
 # -- algorithms: each thread's partial -> (exclusive prefix, block aggregate) -------------
 # The exclusive prefix of rank 0 is unspecified. ``threads`` is the block size.
@@ -168,10 +171,12 @@ def warp_scans_scratch(dtype, threads):
     )
 
 
+# memoize: the raking threads keep their segment in registers between the upsweep and the
+# downsweep (CUB's BLOCK_SCAN_RAKING_MEMOIZE)
 ALGORITHMS = {
-    "raking": Algorithm(scan_raking, raking_scratch),
-    "raking_memoize": Algorithm(scan_raking, raking_scratch),
-    "warp_scans": Algorithm(scan_warp_scans, warp_scans_scratch),
+    "raking": Algorithm(scan_raking, raking_scratch, memoize=False),
+    "raking_memoize": Algorithm(scan_raking, raking_scratch, memoize=True),
+    "warp_scans": Algorithm(scan_warp_scans, warp_scans_scratch, constants={"lead_barrier": True}, memoize=False),
 }
 
 
@@ -244,14 +249,13 @@ def _specialise_scan(sig, value, op, initial, output, prefix_op, prefix_state, t
     count_threads = thread_count(block)
     seeded = has_initial or has_callback
     segment = (max_threads + 31) // 32
-    memoize = algorithm == "raking_memoize" and block is not None and block > 32
+    memoize = chosen.memoize and block is not None and block > 32
     allocate_cache = local_allocator(dtype, segment) if memoize else None
     returns_pair = with_aggregate and not is_items
     # the algorithm with these constants bound (and the block size, if given)
     known = block is not None
-    constants = dict(convert=convert, up=up, idx=idx, load=load, **({} if memoize else {"cache": None}))
-    if chosen.function is scan_warp_scans:
-        constants["lead_barrier"] = True
+    constants = dict(convert=convert, up=up, idx=idx, load=load, **({} if memoize else {"cache": None}),
+                     **chosen.constants)
     scan_block = specialised(chosen.function, **constants, **({"threads": block} if known else {}))
 
     # One function per specialisation: the variant (items or one value, inclusive or

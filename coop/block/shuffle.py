@@ -39,6 +39,9 @@ from coop._core.namespace import public_namespace
 
 __all__ = ["offset", "rotate", "up", "down"]
 
+# what other families compose (the building-block tier: tests/test_layering.py)
+BUILDING_BLOCKS = ["edge_layout", "edge_exchanger"]
+
 
 def shuffle_layout(value_type, threads):
     """The scratch of a shuffle: one value per thread."""

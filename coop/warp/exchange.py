@@ -35,7 +35,7 @@ from coop._core.backend import cuda
 from coop._core.constants import specialised
 from coop._core.exchange import (
     FORMS,
-    STATIC_SHARED_LIMIT,
+    check_static_shared,
     exact_lengths,
     exchange_through,
     padded_slots,
@@ -47,10 +47,13 @@ from coop._core.exchange import (
 )
 from coop._core.scratch import Region, block_rank, loader, storage
 from coop._core.shuffle import logical_warp
-from coop._core.specialize import Signature, device_function, is_none, primitive
+from coop._core.specialize import Signature, device_function, primitive
 from coop._core.namespace import public_namespace
 
 __all__ = ["blocked_to_striped", "striped_to_blocked", "scatter_to_striped"]
+
+# what other families compose (the building-block tier: tests/test_layering.py)
+BUILDING_BLOCKS = ["check_logical_warps", "warp_exchange_layout", "warp_exchanger"]
 
 
 def warp_slots(width, items_per_thread):
@@ -66,6 +69,8 @@ def warp_exchange_layout(dtype, threads, width, items_per_thread):
 
 
 def check_logical_warps(sig, threads, width):
+    """Refuse (``sig``'s error on ``threads``) a block that is not whole logical warps of
+    ``width`` lanes."""
     if threads % width:
         raise sig.error(
             "threads",
@@ -84,14 +89,7 @@ def warp_exchanger(sig, form, dtype, width, threads, items_per_thread, temp_stor
     write_offset, keep, read_offset, _ = FORMS[form]
     region_slots = warp_slots(width, items_per_thread)
     layout = warp_exchange_layout(dtype, threads, width, items_per_thread)
-    buffer_bytes = layout.nbytes
-    if is_none(temp_storage) and buffer_bytes > STATIC_SHARED_LIMIT:
-        raise sig.error(
-            "items_per_thread",
-            f"makes {threads} x {items_per_thread} {dtype} items, {buffer_bytes} bytes of shared "
-            f"memory: more than the {STATIC_SHARED_LIMIT} bytes of static shared memory a kernel "
-            "may have. Pass a temp_storage= array",
-        )
+    check_static_shared(sig, temp_storage, layout, "items_per_thread", f"makes {threads} x {items_per_thread} {dtype} items")
     scratch, _ = storage(sig, temp_storage, layout, owner=(sig.primitive, width))
     load = loader(dtype)
     slot = slot_of(items_per_thread)

@@ -21,7 +21,7 @@ import math
 from numba.cuda import types
 
 from coop._core.backend import SIMULATOR, cuda
-from coop._core.exchange import STATIC_SHARED_LIMIT, required_items_per_thread
+from coop._core.exchange import check_static_shared, required_items_per_thread
 from coop._core.merge import group_sorter, host_value_type, sort_arguments, tile_layout
 from coop._core.misuse import size_check
 from coop._core.scratch import MAX_BLOCK_THREADS, WORD, Region, block_rank, slot_bytes, storage
@@ -157,14 +157,10 @@ def merge_sort(keys, compare, values=None, threads=None, items_per_thread=None, 
     layout, slice_bytes = warp_merge_sort_layout(key_type, value_type, block, lanes, n)
     key_step = slice_slots(slice_bytes, key_type)
     value_step = slice_slots(slice_bytes, value_type) if with_values else 0
-    if is_none(temp_storage) and layout.nbytes > STATIC_SHARED_LIMIT:
-        hint = "pass threads= (the block's size)" if is_none(threads) else "pass a temp_storage= array"
-        raise sig.error(
-            "items_per_thread",
-            f"makes {block // lanes} logical warps of {lanes} x {n} keys{' and values' if with_values else ''}, "
-            f"{layout.nbytes} bytes of shared memory: more than the {STATIC_SHARED_LIMIT} bytes of static shared "
-            f"memory a kernel may have; {hint}",
-        )
+    check_static_shared(sig, temp_storage, layout, "items_per_thread",
+                        f"makes {block // lanes} logical warps of {lanes} x {n} keys"
+                        f"{' and values' if with_values else ''}",
+                        "pass threads= (the block's size)" if is_none(threads) else "pass a temp_storage= array")
     # (a caller's buffer: the warp's first syncwarp precedes its writes; see the module
     # docstring for a block-wide primitive's use of the same array before)
     scratch, _ = storage(sig, temp_storage, layout, owner=(sig.primitive, lanes))

@@ -40,6 +40,9 @@ __all__ = [
     "tail_segmented_reduce",
 ]
 
+# what other families compose (the building-block tier: tests/test_layering.py)
+BUILDING_BLOCKS = ["reduce_to_first_lane", "reduce_to_first_lane_partial", "reduce_valid_items"]
+
 
 # -- building blocks (also used by the block layer) --------------------------------------
 

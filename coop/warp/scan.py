@@ -43,6 +43,9 @@ __all__ = [
     "broadcast",
 ]
 
+# what other families compose (the building-block tier: tests/test_layering.py)
+BUILDING_BLOCKS = ["inclusive_scan_lanes", "exclusive_from_inclusive"]
+
 
 # -- building blocks (also used by the block layer) --------------------------------------
 

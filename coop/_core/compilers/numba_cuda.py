@@ -1,0 +1,131 @@
+"""numba-cuda, the compiler coop's kernels are compiled with: what coop needs of it
+beyond its public API.
+
+- ``version_problem()``: whether numba-cuda is a release coop supports (``SUPPORTED``),
+  and a message naming those for any other (``import coop`` warns with it).
+- ``compile_without_a_gpu()``: ``cuda.compile_ptx(..., cc=...)`` working with no GPU
+  (the codegen checks, ``coop.device``'s kernels compiled ahead).
+- ``address_shared_memory_in_32_bits()``: NVVM's data layout with 32-bit shared-memory
+  pointers, as nvcc's.
+- ``lower_static_array(...)``: what ``cuda.shared.array`` / ``cuda.local.array`` lower
+  to, for intrinsics that make arrays of their own (scratch buffers, tuples of local
+  arrays).
+
+The simulator's side is ``numba_cuda_simulator``, coop.device's launcher
+``numba_cuda_launch``.
+"""
+
+import threading
+
+from numba.cuda.core import config
+
+__all__ = ["SUPPORTED", "version", "version_problem", "compile_without_a_gpu", "address_shared_memory_in_32_bits",
+           "lower_static_array"]
+
+#: The numba-cuda releases coop is tested with: (major, minor) pairs. The private names
+#: this package uses are those of these releases.
+SUPPORTED = ((0, 30),)
+
+
+def version():
+    """numba-cuda's version as a tuple of ints (``(0, 30, 4)``), or None if unknown."""
+    from importlib import metadata
+
+    try:
+        text = metadata.version("numba-cuda")
+    except metadata.PackageNotFoundError:
+        return None
+    numbers = []
+    for part in text.split("."):
+        digits = "".join(ch for ch in part if ch.isdigit()) if part[:1].isdigit() else ""
+        if not digits:
+            break
+        numbers.append(int(digits))
+    return tuple(numbers) or None
+
+
+def version_problem(found=None):
+    """None if numba-cuda (``found``: its version tuple, by default the installed one) is a
+    release coop supports, else a message saying which are."""
+    found = version() if found is None else found
+    if found is not None and tuple(found[:2]) in SUPPORTED:
+        return None
+    supported = ", ".join(f"{major}.{minor}.x" for major, minor in SUPPORTED)
+    shown = ".".join(map(str, found)) if found else "of unknown version"
+    return (f"coop: numba-cuda {shown} is not a release coop supports ({supported}): kernels may fail to "
+            f"compile, or misbehave where coop relies on numba-cuda's internals. Install a supported one: "
+            f'pip install "numba-cuda>=0.30.4,<0.31"')
+
+
+def compile_without_a_gpu():
+    """Let ``cuda.compile_ptx(..., cc=...)`` work on a machine without a GPU.
+
+    numba-cuda compiles each ``@cuda.jit(device=True)`` function that a kernel calls
+    (a coop operator, say) for the compute capability of the current device, which it
+    asks the driver for even when ``compile_ptx`` was given ``cc``; with no driver that
+    fails with "Error at driver init". Where the driver cannot answer, the device is
+    taken to be the target of the compilation under way (``compile_cuda``'s ``cc``), or
+    Numba's default PTX target. With a GPU nothing changes."""
+    from numba.cuda import compiler, dispatcher
+    from numba.cuda.cudadrv.error import CudaSupportError
+
+    targets = threading.local()
+    driver_device = dispatcher.get_current_device
+    compile_cuda = compiler.compile_cuda
+
+    class Target:
+        def __init__(self, compute_capability):
+            self.compute_capability = compute_capability
+
+    def compile_for(*args, **kwargs):
+        stack = targets.__dict__.setdefault("ccs", [])
+        stack.append(kwargs.get("cc"))
+        try:
+            return compile_cuda(*args, **kwargs)
+        finally:
+            stack.pop()
+
+    def current_device():
+        try:
+            return driver_device()
+        except CudaSupportError:
+            compiling = [cc for cc in getattr(targets, "ccs", ()) if cc]
+            return Target(compiling[-1] if compiling else config.CUDA_DEFAULT_PTX_CC)
+
+    compiler.compile_cuda = compile_for
+    dispatcher.get_current_device = current_device
+
+
+def address_shared_memory_in_32_bits():
+    """Compile shared-memory pointers (LLVM address space 3) as 32-bit, as nvcc, clang's
+    ``-fcuda-short-ptr`` and Triton do: shared memory is a window of at most 228 KiB,
+    so a 64-bit address only costs registers (two per live address) and 64-bit
+    arithmetic. numba-cuda gives NVVM a data layout with 64-bit pointers everywhere; an
+    entry ``p3:32:32:32`` makes NVVM keep shared addresses in 32-bit registers
+    (``ld.shared [%r]``), which lets a radix sort of 512 x 8 keys fit two blocks per SM
+    instead of one. Generic pointers stay 64-bit, so Numba's own lowering is unchanged;
+    it applies to every kernel compiled in the process (as nvcc's default does)."""
+    from numba.cuda.cudadrv import nvvm
+
+    layout = getattr(nvvm, "_datalayout", None)
+    if isinstance(layout, str) and layout.startswith("e-p:64:64:64") and "-p3:" not in layout:
+        nvvm._datalayout = layout.replace("e-p:64:64:64", "e-p:64:64:64-p3:32:32:32", 1)
+
+
+def lower_static_array(context, builder, shape, dtype, space, name):
+    """In an intrinsic's codegen: a C-contiguous array of ``shape`` (a tuple of ints) and
+    ``dtype`` (a Numba type) in ``space`` ("shared": one static allocation wherever this is
+    lowered, i.e. once per specialisation, its symbol ``name`` made unique; "local": a
+    thread's own, ``name`` its symbol), as ``cuda.shared.array`` / ``cuda.local.array``
+    lower."""
+    from numba.cuda.cudadrv import nvvm
+    from numba.cuda.cudaimpl import _generic_array, _get_unique_smem_id
+
+    if space == "shared":
+        address_space, symbol = nvvm.ADDRSPACE_SHARED, _get_unique_smem_id(name)
+    elif space == "local":
+        address_space, symbol = nvvm.ADDRSPACE_LOCAL, name
+    else:
+        raise ValueError(f"space must be 'shared' or 'local', got {space!r}")
+    return _generic_array(context, builder, shape=shape, dtype=dtype, symbol_name=symbol, addrspace=address_space,
+                          can_dynsized=False, alignment=None)

@@ -1,0 +1,159 @@
+"""coop's simulator put into numba-cuda's CUDA simulator (``NUMBA_ENABLE_CUDASIM=1``).
+
+``install`` (``import coop`` calls it when the simulator is on) gives the simulator's
+per-kernel CUDA module (``FakeCUDAModule``) the warp intrinsics of
+``coop._core.simulator.WarpIntrinsicMethods``; lets ``cuda.local.array`` and
+``cuda.shared.array`` take ``alignment=`` and make arrays whose integer stores wrap, as do
+device arrays' stores in a kernel; runs each block with coop's runner (``_run_block``: one
+``coop._core.simulator.BlockState`` that every thread of the block shares, and a wait on
+a condition instead of the stock runner's polling) and its barrier (``_syncthreads``); and
+wraps each thread so that leaving the kernel releases the collectives waiting for it.
+
+The rest of this module is what coop reads of the simulator: the running kernel's CUDA
+module, its shared arrays, whether a frame is a kernel's. These use numba-cuda's private
+names (``_kernel_context``, ``_allocations``, ``BlockManager``'s ``_block_dim``, ``_f`` and
+``_debug``, ``FakeCUDAArray._ary``), which is why they are here.
+"""
+
+import functools
+import sys
+import threading
+import traceback
+
+import numpy as np
+from numba.cuda import types
+from numba.cuda.np import numpy_support
+from numba.cuda.simulator import kernel as simulator_kernel
+from numba.cuda.simulator.cudadrv.devicearray import FakeCUDAArray
+from numba.cuda.simulator.kernel import BlockManager, BlockThread
+from numba.cuda.simulator.kernelapi import FakeCUDALocal, FakeCUDAModule, FakeCUDAShared
+
+from coop._core import simulator
+
+__all__ = ["install", "running_kernel_module", "shared_allocations", "is_kernel_frame"]
+
+
+def running_kernel_module():
+    """The simulator's ``FakeCUDAModule`` of the kernel running now, or ``None``."""
+    return simulator_kernel._kernel_context
+
+
+def shared_allocations():
+    """The running kernel's shared arrays, by key (per launch; the blocks of a launch
+    run one at a time): where coop keeps the scratch buffers of its primitives."""
+    return simulator_kernel._kernel_context.shared._allocations
+
+
+def is_kernel_frame(frame):
+    """Whether ``frame`` runs a kernel itself (called by a block's thread), not a device
+    function or an operator."""
+    return frame.f_back is not None and frame.f_back.f_code is _run_kernel.__code__
+
+
+def _numpy_dtype(dtype):
+    return numpy_support.as_dtype(dtype) if isinstance(dtype, types.Type) else dtype
+
+
+def _local_array(self, shape, dtype, alignment=None):
+    """``cuda.local.array``, as ``simulator.kernel_array``."""
+    return simulator.kernel_array(shape, _numpy_dtype(dtype), alignment)
+
+
+def _shared_array(self, shape, dtype, alignment=None):
+    """``cuda.shared.array`` accepting ``alignment=`` (``cuda.shared.array(BYTES,
+    np.uint8, alignment=8)`` is how a ``temp_storage=`` buffer is made). As the stock
+    simulator: one array per calling source line, the dynamic buffer for size 0."""
+    simulator.check_alignment(alignment)
+    if shape == 0:
+        return _stock_shared_array(self, shape, dtype)
+    caller = traceback.extract_stack(sys._getframe(1), limit=1)[0][0:2]
+    allocation = self._allocations.get(caller)
+    if allocation is None:
+        # The block's threads reach the line together: a thread switch between the
+        # look-up and a plain store would leave each its own array (the stock simulator's
+        # race: a radix sort wrong now and then). setdefault is one step under the GIL.
+        allocation = self._allocations.setdefault(caller, simulator.kernel_array(shape, _numpy_dtype(dtype),
+                                                                                  alignment))
+    return allocation
+
+
+def _device_array_setitem(self, index, value):
+    """``FakeCUDAArray.__setitem__``: a kernel's store (``simulator.store``) in a kernel."""
+    if simulator.in_kernel():
+        return simulator.store(self._ary, index, value)
+    return self._ary.__setitem__(index, value)
+
+
+_stock_shared_array = FakeCUDAShared.array
+_install_lock = threading.Lock()
+
+
+def install():
+    """Put coop's simulator into numba-cuda's (see the module's docstring). Idempotent."""
+    with _install_lock:
+        if getattr(BlockThread.run, "_coop_wrapped", None) is not None:
+            return
+        for name in simulator.INTRINSIC_NAMES:
+            setattr(FakeCUDAModule, name, simulator.WarpIntrinsicMethods.__dict__[name])
+        FakeCUDALocal.array = _local_array
+        FakeCUDAShared.array = _shared_array
+        FakeCUDAArray.__setitem__ = _device_array_setitem
+
+        original_run = BlockThread.run
+
+        def run(self):
+            try:
+                # (per thread: integers wrap, and NaNs propagate (a partial tile's padding,
+                # say), silently as on a GPU)
+                with np.errstate(over="ignore", invalid="ignore"):
+                    original_run(self)
+            finally:
+                self._coop_state.thread_exited(self)
+
+        run._coop_wrapped = original_run
+        run.__doc__ = original_run.__doc__
+        BlockThread.run = run
+        BlockThread.syncthreads = _syncthreads
+        BlockManager.run = _run_block
+
+
+def _syncthreads(self):
+    """``cuda.syncthreads()``: wait until every thread of the block that has not exited
+    is here. Replaces the stock barrier, which the block's manager released by polling,
+    so that a barrier that can never complete is reported with the rest of the block's
+    collectives (``BlockState.check_deadlock``)."""
+    if self.abort:
+        raise RuntimeError("abort flag set on syncthreads call")
+    self._coop_state.syncthreads(self, sys._getframe(1))
+
+
+def _run_block(self, grid_point, *args):
+    """``BlockManager.run``: start the block's threads and wait until they have all left
+    the kernel, or one has failed (then the others are told to abort and its exception
+    is raised, as the stock runner does). Waits on a condition rather than polling the
+    threads as the stock runner does, which kept one core busy for the whole launch."""
+    state = simulator.BlockState(self._block_dim, grid_point)
+    threads = []
+    for block_point in np.ndindex(*self._block_dim):
+        target = functools.partial(_run_kernel, self._f, args)
+        thread = BlockThread(target, self, grid_point, block_point, self._debug)
+        thread._coop_state = state
+        threads.append(thread)
+    for thread in threads:
+        thread.start()
+    with state.lock:
+        while state.finished < len(threads) and state.failure is None:
+            state.finished_cond.wait(simulator.POLL_INTERVAL_S)
+    if state.failure is not None:
+        for thread in threads:
+            thread.abort = True
+        with state.lock:
+            state.fail_all_quietly()
+        failed = state.failed_thread
+        raise failed.exception[0].with_traceback(failed.exception[1])
+    for thread in threads:
+        thread.join()
+
+
+def _run_kernel(kernel, args):
+    kernel(*args)
