@@ -23,6 +23,7 @@ import importlib
 import inspect
 import os
 import pathlib
+import pkgutil
 import pydoc
 import re
 import subprocess
@@ -51,31 +52,10 @@ NAMESPACES = [
 ]
 
 # Public modules whose docstrings may hold examples.
-MODULES = [
-    "coop",
-    "coop.thread",
-    "coop.ops",
-    "coop.warp",
-    "coop.warp.reduce",
-    "coop.warp.scan",
-    "coop.warp.load_store",
-    "coop.warp.exchange",
-    "coop.block",
-    "coop.block.reduce",
-    "coop.block.scan",
-    "coop.block.load_store",
-    "coop.block.merge",
-    "coop.block.exchange",
-    "coop.block.shuffle",
-    "coop.block.radix",
-    "coop.device",
-    "coop.device.reduce",
-    "coop.device.scan",
-    "coop.device.select",
-    "coop.device.histogram",
-    "coop.device.segmented_reduce",
-    "coop.device.lookback",
-]
+MODULES = ["coop"] + sorted(  # every public module of coop (no part of its name private)
+    module.name for module in pkgutil.walk_packages(coop.__path__, "coop.")
+    if not any(part.startswith("_") for part in module.name.split("."))
+)
 
 
 def _public_primitives():

@@ -302,19 +302,20 @@ def _specialise_sum(sig, value, valid_items, threads, algorithm, temp_storage, t
             sig, types.int32, function_type(add), None, threads, algorithm, temp_storage, to_all
         )
 
-        def count_sum(value, valid_items, temp_storage):
+        # (an implementation, not a body calling reduction: one function fewer to compile)
+        def impl(value, valid_items=None, threads=None, algorithm="warp_reductions", temp_storage=None):
             return reduction(count(value, block_rank(), valid_items), add, None, temp_storage)
 
-        return device_function(count_sum)
+        return impl
 
     reduction = _specialise_reduce(
         sig, value, function_type(add), valid_items, threads, algorithm, temp_storage, to_all
     )
 
-    def value_sum(value, valid_items, temp_storage):
+    def impl(value, valid_items=None, threads=None, algorithm="warp_reductions", temp_storage=None):
         return reduction(value, add, valid_items, temp_storage)
 
-    return device_function(value_sum)
+    return impl
 
 
 @primitive("coop.block.reduce", temp_storage_bytes, group="block", uniform=("valid_items",))
