@@ -265,7 +265,7 @@ def test_temp_storage_shared_by_load_sort_rank_and_store():
 def test_temp_storage_bytes():
     """The sizes are those of the layouts the primitives use, and grow with what they
     hold: a ranking's with the digit, a sort's with values and items."""
-    from coop.block.radix import rank_layout
+    from coop.block.radix_ranking import rank_layout
 
     assert coop.block.radix_rank.temp_storage_bytes(np.uint32, 128, 4) == rank_layout(128, 4).nbytes
     assert coop.block.radix_rank.temp_storage_bytes(np.uint8, 128, 6) > coop.block.radix_rank.temp_storage_bytes(

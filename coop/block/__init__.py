@@ -18,7 +18,8 @@ from coop.block.load_store import load, store, transform
 from coop.block.run_length import run_length_decode, run_length_encode
 from coop.block.reduce import all_reduce, all_sum, reduce, sum
 from coop.block.merge import merge_sort
-from coop.block.radix import radix_rank, radix_sort
+from coop.block.radix import radix_sort
+from coop.block.radix_ranking import radix_rank
 from coop.block.scan import exclusive_scan, exclusive_sum, inclusive_scan, inclusive_sum
 from coop._core.namespace import public_namespace
 

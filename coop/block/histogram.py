@@ -35,7 +35,8 @@ from coop._core.misuse import size_check
 from coop._core.scratch import (Region, Struct, Union, block_rank, loader, storage, store, storer, striped_steps,
                                 thread_count)
 from coop._core.specialize import Signature, is_none, primitive
-from coop.block.radix import check_tile, sort_layout, tile_sorter
+from coop.block.radix import sort_layout, tile_sorter
+from coop.block.radix_ranking import check_tile
 
 __all__ = ["histogram"]
 

@@ -48,7 +48,7 @@ from coop._core import radix
 from coop._core.backend import SIMULATOR
 from coop._core.constants import without_dead_branches
 from coop._core.errors import ArgumentTypeError, ArgumentValueError
-from coop.block.radix import tracked_digits
+from coop.block.radix_ranking import tracked_digits
 from coop.device._host import (check_length, copy_items, device_array, documented, is_same_memory, launch,
                                launch_stream, resident_blocks, takes_temp_storage, temporary, zeroed_temporary)
 from coop.device.lookback import AGGREGATE, INCLUSIVE, TileStates, block_arrives, claim_tile, tile_access
