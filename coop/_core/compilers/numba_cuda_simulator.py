@@ -79,9 +79,12 @@ def _shared_array(self, shape, dtype, alignment=None):
 
 def _device_array_setitem(self, index, value):
     """``FakeCUDAArray.__setitem__``: a kernel's store (``simulator.store``) in a kernel."""
-    if simulator.in_kernel():
-        return simulator.store(self._ary, index, value)
-    return self._ary.__setitem__(index, value)
+    try:
+        return self._ary.__setitem__(index, value)
+    except OverflowError:
+        if not simulator.in_kernel():
+            raise
+    return simulator.store(self._ary, index, value)
 
 
 _stock_shared_array = FakeCUDAShared.array
