@@ -137,6 +137,4 @@ def device_function(fn):
     compiled (inlined by NVVM), plain Python under the simulator."""
     if SIMULATOR:
         return fn
-    fn = register_jitable(fn)
-    fn._coop_device_function = True  # (registered once: coop._core.specialize reads it)
-    return fn
+    return register_jitable(fn)

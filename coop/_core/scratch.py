@@ -192,11 +192,7 @@ def allocator(layout, owner):
         key = ("coop.scratch", owner, nbytes)
 
         def allocate(unused):
-            allocations = numba_cuda_simulator.shared_allocations()
-            buffer = allocations.get(key)
-            if buffer is None:
-                buffer = allocations.setdefault(key, np.empty(nbytes, dtype=object))
-            return buffer
+            return numba_cuda_simulator.shared_buffer(key, nbytes)
 
         return allocate
 
@@ -266,12 +262,7 @@ def storage(sig, temp_storage, layout, owner):
         # array, shared by every primitive given that array, as the array would be.
         def shadow(temp_storage):
             check(temp_storage, needed)
-            key = ("coop.temp_storage", id(temp_storage))
-            allocations = numba_cuda_simulator.shared_allocations()
-            buffer = allocations.get(key)
-            if buffer is None:
-                buffer = allocations.setdefault(key, np.empty(temp_storage.nbytes, dtype=object))
-            return buffer
+            return numba_cuda_simulator.shared_buffer(("coop.temp_storage", id(temp_storage)), temp_storage.nbytes)
 
         return shadow, True
 

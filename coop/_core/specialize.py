@@ -121,7 +121,8 @@ def primitive(qualname, temp_storage_bytes=None, group=None, uniform=()):
             def call(*args, **kwargs):
                 raise CoopError(host_call_message(qualname))
 
-            generator_with_checks = _literal_failure_first(_with_debug_checks(qualname, generator, signature, parameters))
+            generator_with_checks = _literal_failure_first(
+                _with_debug_checks(qualname, generator, signature, parameters))
 
         functools.update_wrapper(call, written)
         call.__doc__ = expand(written.__doc__)
@@ -140,7 +141,6 @@ def _implementing(qualname, generator, signature):
     """``generator``, returning an implementation with the public ``signature`` where it
     returns a body (see the module docstring)."""
     public = tuple(signature.parameters)
-    implementations = {}  # body -> implementation (a body is made once per specialisation)
 
     @functools.wraps(generator)
     def specialise(*args, **kwargs):
@@ -150,16 +150,11 @@ def _implementing(qualname, generator, signature):
         taken = tuple(inspect.signature(body).parameters)
         if taken == public:
             return body
-        implementation = implementations.get(body)
-        if implementation is None:
-            unknown = [name for name in taken if name not in public]
-            if unknown:
-                raise TypeError(f"{qualname}'s generator returned a body taking {unknown}, which are not "
-                                f"parameters of {qualname}{signature}")
-            if not SIMULATOR and not getattr(body, "_coop_device_function", False):
-                body = register_jitable(body)
-            implementation = implementations[body] = _with_public_signature(signature, body, taken)
-        return implementation
+        unknown = [name for name in taken if name not in public]
+        if unknown:
+            raise TypeError(f"{qualname}'s generator returned a body taking {unknown}, which are not "
+                            f"parameters of {qualname}{signature}")
+        return _with_public_signature(signature, body, taken)
 
     return specialise
 

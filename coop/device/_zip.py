@@ -70,8 +70,8 @@ def _device_arrays(function, name, x, equal=True):
     if not isinstance(x, tuple):
         return device_array(function, name, x)
     if not x:
-        raise ArgumentValueError(f"coop.device.{function}: {name} must not be an empty tuple (give one device array per "
-                                 "member of the values)")
+        raise ArgumentValueError(f"coop.device.{function}: {name} must not be an empty tuple (give one device "
+                                 "array per member of the values)")
     arrays = tuple(device_array(function, f"{name}[{k}]", member) for k, member in enumerate(x))
     for k, array in enumerate(arrays[1:], 1):
         if equal and array.size != arrays[0].size:
@@ -85,8 +85,8 @@ def _matching_form(function, d_in, d_out):
     """Raise unless ``d_out`` is a tuple of as many arrays as ``d_in`` (one array for one)."""
     if isinstance(d_in, tuple) != isinstance(d_out, tuple):
         if isinstance(d_in, tuple):
-            raise ArgumentTypeError(f"coop.device.{function}: d_out must be a tuple of {len(d_in)} device arrays, as d_in "
-                                    "is (tuple values), got one array")
+            raise ArgumentTypeError(f"coop.device.{function}: d_out must be a tuple of {len(d_in)} device arrays, as "
+                                    "d_in is (tuple values), got one array")
         raise ArgumentTypeError(f"coop.device.{function}: d_out must be one device array, as d_in is, got a tuple of "
                                 f"{len(d_out)} arrays")
     if isinstance(d_in, tuple) and len(d_in) != len(d_out):

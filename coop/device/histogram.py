@@ -138,13 +138,14 @@ def histogram_even(d_samples, d_histogram, bins, lower, upper, stream=None, temp
         raise ArgumentValueError(f"coop.device.{function}: bins must be an integer of at least 1, got {bins!r}")
     bins = int(bins)
     if d_histogram.size < bins:
-        raise ArgumentValueError(f"coop.device.{function}: d_histogram is too short: {d_histogram.size} counters, {bins} "
-                                 "needed")
+        raise ArgumentValueError(f"coop.device.{function}: d_histogram is too short: {d_histogram.size} counters, "
+                                 f"{bins} needed")
     if d_histogram.dtype not in [np.dtype(t) for t in COUNTER_TYPES]:
         raise ArgumentTypeError(f"coop.device.{function}: d_histogram has dtype {d_histogram.dtype}; counters may be "
                                 "int32, uint32, int64 or uint64")
     if d_samples.dtype.kind not in "iuf":
-        raise ArgumentTypeError(f"coop.device.{function}: d_samples must hold integers or floats, got {d_samples.dtype}")
+        raise ArgumentTypeError(f"coop.device.{function}: d_samples must hold integers or floats, "
+                                f"got {d_samples.dtype}")
     if not upper > lower:
         raise ArgumentValueError(f"coop.device.{function}: upper ({upper}) must be greater than lower ({lower})")
     stream = launch_stream(stream)

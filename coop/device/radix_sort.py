@@ -269,8 +269,8 @@ def _output(name, out, input_name, d_input, n):
 
 def _check_bits(name, value, low, high, key_bits):
     if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or not low <= value <= high:
-        raise ArgumentValueError(f"coop.device.radix_sort: {name} must be an integer from {low} to {high} (the keys have "
-                                 f"{key_bits} bits), got {value!r}")
+        raise ArgumentValueError(f"coop.device.radix_sort: {name} must be an integer from {low} to {high} (the keys "
+                                 f"have {key_bits} bits), got {value!r}")
     return int(value)
 
 
@@ -340,14 +340,14 @@ def radix_sort(d_keys, d_values=None, descending=False, begin_bit=0, end_bit=Non
         d_values = device_array("radix_sort", "d_values", d_values)
         check_length("radix_sort", "d_values", d_values, n)
     if d_values_out is not None and d_keys_out is None:
-        raise ArgumentValueError("coop.device.radix_sort: d_values_out is given without d_keys_out (the keys and values "
-                                 "are sorted out of place together)")
+        raise ArgumentValueError("coop.device.radix_sort: d_values_out is given without d_keys_out (the keys and "
+                                 "values are sorted out of place together)")
     if d_keys_out is not None:
         d_keys_out = _output("d_keys_out", d_keys_out, "d_keys", d_keys, n)
         if d_values is not None:
             if d_values_out is None:
-                raise ArgumentValueError("coop.device.radix_sort: d_values_out is needed with d_keys_out and d_values (the "
-                                         "values are sorted out of place with the keys)")
+                raise ArgumentValueError("coop.device.radix_sort: d_values_out is needed with d_keys_out and d_values "
+                                         "(the values are sorted out of place with the keys)")
             d_values_out = _output("d_values_out", d_values_out, "d_values", d_values, n)
         elif d_values_out is not None:
             raise ArgumentValueError("coop.device.radix_sort: d_values_out is given without d_values")
@@ -361,8 +361,8 @@ def radix_sort(d_keys, d_values=None, descending=False, begin_bit=0, end_bit=Non
     in_place = d_keys_out is None or is_same_memory("radix_sort", "d_keys_out", d_keys_out, "d_keys", d_keys)
     if (d_keys_out is not None and d_values is not None and
             is_same_memory("radix_sort", "d_values_out", d_values_out, "d_values", d_values) != in_place):
-        raise ArgumentValueError("coop.device.radix_sort: d_keys_out and d_values_out must both be their inputs (in place) "
-                                 "or both apart from them")
+        raise ArgumentValueError("coop.device.radix_sort: d_keys_out and d_values_out must both be their inputs (in "
+                                 "place) or both apart from them")
     keys_out, values_out = (d_keys, d_values) if in_place else (d_keys_out, d_values_out)
     if n <= 1 or begin_bit == end_bit:  # (in order already)
         if not in_place and n:

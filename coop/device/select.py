@@ -136,7 +136,8 @@ def _select(function, d_in, flags, d_out, predicate, partition, d_num_selected_o
         flags = device_array(function, "flags", flags)
         check_length(function, "flags", flags, n)
         if flags.dtype.kind not in "biu":
-            raise ArgumentTypeError(f"coop.device.{function}: flags must be of a bool or integer dtype, got {flags.dtype}")
+            raise ArgumentTypeError(f"coop.device.{function}: flags must be of a bool or integer dtype, "
+                                    f"got {flags.dtype}")
     if partition:
         check_length(function, "d_out", d_out, n)
     if d_out.dtype != d_in.dtype:
@@ -146,8 +147,8 @@ def _select(function, d_in, flags, d_out, predicate, partition, d_num_selected_o
         count = device_array(function, "d_num_selected_out", d_num_selected_out)
         check_length(function, "d_num_selected_out", count, 1)
         if count.dtype.kind not in "iu" or count.dtype.itemsize < (4 if n < 2**31 else 8):
-            raise ArgumentTypeError(f"coop.device.{function}: d_num_selected_out must be of an integer dtype of at least "
-                                    f"32 bits (64 from 2^31 items on), got {count.dtype}")
+            raise ArgumentTypeError(f"coop.device.{function}: d_num_selected_out must be of an integer dtype of at "
+                                    f"least 32 bits (64 from 2^31 items on), got {count.dtype}")
     if predicate is not None:
         predicate = device_operator(function, "predicate", predicate)
     stream = launch_stream(stream)

@@ -89,7 +89,8 @@ def warp_exchanger(sig, form, dtype, width, threads, items_per_thread, temp_stor
     write_offset, keep, read_offset, _ = FORMS[form]
     region_slots = warp_slots(width, items_per_thread)
     layout = warp_exchange_layout(dtype, threads, width, items_per_thread)
-    check_static_shared(sig, temp_storage, layout, "items_per_thread", f"makes {threads} x {items_per_thread} {dtype} items")
+    check_static_shared(sig, temp_storage, layout, "items_per_thread",
+                        f"makes {threads} x {items_per_thread} {dtype} items")
     scratch, _ = storage(sig, temp_storage, layout, owner=(sig.primitive, width))
     load = loader(dtype)
     slot = slot_of(items_per_thread)

@@ -30,7 +30,7 @@ from numba.cuda.simulator.kernelapi import FakeCUDALocal, FakeCUDAModule, FakeCU
 
 from coop._core import simulator
 
-__all__ = ["install", "running_kernel_module", "shared_allocations", "is_kernel_frame"]
+__all__ = ["install", "running_kernel_module", "shared_buffer", "is_kernel_frame"]
 
 
 def running_kernel_module():
@@ -38,10 +38,21 @@ def running_kernel_module():
     return simulator_kernel._kernel_context
 
 
-def shared_allocations():
-    """The running kernel's shared arrays, by key (per launch; the blocks of a launch
-    run one at a time): where coop keeps the scratch buffers of its primitives."""
-    return simulator_kernel._kernel_context.shared._allocations
+def shared_buffer(key, slots):
+    """The running kernel's shared object array of ``slots`` slots kept under ``key`` (per
+    launch; the blocks of a launch run one at a time): where coop keeps the scratch
+    buffers of its primitives."""
+    return _allocation(simulator_kernel._kernel_context.shared._allocations, key,
+                       lambda: np.empty(slots, dtype=object))
+
+
+def _allocation(allocations, key, make):
+    """``allocations[key]``, made by ``make()`` if missing. The block's threads reach it
+    together: a thread switch between a look-up and a plain store would leave each its own
+    array (the stock simulator's race: a radix sort wrong now and then); setdefault is one
+    step under the GIL."""
+    allocation = allocations.get(key)
+    return allocation if allocation is not None else allocations.setdefault(key, make())
 
 
 def is_kernel_frame(frame):
@@ -67,14 +78,7 @@ def _shared_array(self, shape, dtype, alignment=None):
     if shape == 0:
         return _stock_shared_array(self, shape, dtype)
     caller = traceback.extract_stack(sys._getframe(1), limit=1)[0][0:2]
-    allocation = self._allocations.get(caller)
-    if allocation is None:
-        # The block's threads reach the line together: a thread switch between the
-        # look-up and a plain store would leave each its own array (the stock simulator's
-        # race: a radix sort wrong now and then). setdefault is one step under the GIL.
-        allocation = self._allocations.setdefault(caller, simulator.kernel_array(shape, _numpy_dtype(dtype),
-                                                                                  alignment))
-    return allocation
+    return _allocation(self._allocations, caller, lambda: simulator.kernel_array(shape, _numpy_dtype(dtype)))
 
 
 def _device_array_setitem(self, index, value):
