@@ -1,4 +1,5 @@
-"""Only the compiler adapter (``coop/_core/compilers/``) touches a compiler's private names.
+"""Only the compiler adapter (``coop/_core/compilers/``) touches a compiler's private names,
+or emits code below the compiler's own lowering.
 
 A private name is one with a leading underscore (dunders aside) that coop does not define
 itself: imported from a compiler package (``from numba.cuda.cudaimpl import
@@ -7,6 +8,11 @@ _generic_array``), or read or written as an attribute (``cuda.shared._allocation
 ...``) counts too: an assignment to an attribute of a module or class coop imported from a
 compiler. What coop needs from a compiler beyond its public API then lives in one place,
 which an upgrade of numba-cuda, or a second compiler, has to revisit.
+
+The same goes for code generation: registering overloads and intrinsics, and writing LLVM
+IR (llvmlite, numba-cuda's ``extending``, ``cgutils``, NVVM). Those differ between
+compilers (numba-cuda-mlir's intrinsics emit MLIR), so they are the adapter's too
+(``numba_cuda``, ``numba_cuda_intrinsics``).
 """
 
 import ast
@@ -103,6 +109,43 @@ def private_uses(path, own):
 
 
 OWN = names_coop_defines()
+
+#: What emits or registers code: modules (and their submodules) only the adapter imports.
+CODE_GENERATION = ("llvmlite", "numba.extending", "numba.core.extending", "numba.cuda.extending",
+                   "numba.cuda.cgutils", "numba.cuda.nvvmutils", "numba.cuda.cudaimpl", "numba.cuda.cudadrv.nvvm",
+                   "numba.cuda.core.imputils", "numba.cuda.typing.templates")
+
+
+def code_generation_imports(path):
+    """``(line, module)`` for each import statement of ``path`` that takes a code-generation
+    module (or a name from one)."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            modules = [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
+        elif isinstance(node, ast.Import):
+            modules = [alias.name for alias in node.names]
+        else:
+            continue
+        banned = [module for module in modules
+                  if any(module == name or module.startswith(name + ".") for name in CODE_GENERATION)]
+        found += [(node.lineno, banned[0])] if banned else []
+    return found
+
+
+@pytest.mark.parametrize("path", sources(inside_adapter=False), ids=lambda path: str(path.relative_to(PACKAGE)))
+def test_code_generation_only_in_the_adapter(path):
+    found = code_generation_imports(path)
+    assert not found, f"{path.relative_to(PACKAGE.parent)}: " + "; ".join(
+        f"line {line} imports {module}" for line, module in found) + " (only coop/_core/compilers/ may)"
+
+
+def test_the_code_generation_check_finds_imports(tmp_path):
+    path = tmp_path / "example.py"
+    path.write_text("from llvmlite import ir\nfrom numba.cuda import cgutils, types\n"
+                    "import numba.cuda.extending\nfrom numba.cuda.extending import intrinsic\n")
+    assert code_generation_imports(path) == [(1, "llvmlite"), (2, "numba.cuda.cgutils"), (3, "numba.cuda.extending"),
+                                             (4, "numba.cuda.extending")]
 
 
 @pytest.mark.parametrize("path", sources(inside_adapter=False), ids=lambda path: str(path.relative_to(PACKAGE)))

@@ -129,12 +129,9 @@ else:
         numba_cuda.address_shared_memory_in_32_bits()
 
 
-from numba.cuda.extending import register_jitable  # noqa: E402
-
-
 def device_function(fn):
     """A building block that implementations call: a ``register_jitable`` function when
     compiled (inlined by NVVM), plain Python under the simulator."""
     if SIMULATOR:
         return fn
-    return register_jitable(fn)
+    return numba_cuda.register_jitable(fn)

@@ -36,5 +36,5 @@ class ArgumentValueError(CoopError, ValueError):
 
 def launch_message(qualname, given, count):
     """What a primitive given ``threads=given`` says in a block of ``count`` threads, on
-    the simulator and in debug mode (``coop._core.debug``)."""
+    the simulator and in debug mode (``coop.config.debug``)."""
     return f"{qualname}: threads={given} but the block has {count} threads; threads must be the block's thread count"

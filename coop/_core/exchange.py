@@ -14,15 +14,16 @@ bank-conflict padding (``slot_of``). ``FORMS`` names the exchanges by CUB's name
 """
 
 import numpy as np
-from llvmlite import ir
 from numba.cuda import types
-from numba.cuda.extending import intrinsic
 
 from coop._core.backend import SIMULATOR, cuda
 from coop._core.misuse import size_check
 from coop._core.scratch import store
 from coop._core.shuffle import FULL_MASK
 from coop._core.specialize import device_function, is_none
+
+if not SIMULATOR:
+    from coop._core.compilers import numba_cuda_intrinsics as compiled
 
 LOG_SMEM_BANKS = 5  # 32 banks of 4 bytes (CUB's log2_smem_banks)
 STATIC_SHARED_LIMIT = 48 * 1024  # bytes of static shared memory a kernel may have
@@ -59,30 +60,8 @@ else:
     # shared address (coop._core.backend), cost instructions and registers (a 1024 x 16
     # time-sliced exchange: 9383 PTX instructions in 64 bits, 3815 in 32). Truncating
     # first also lets NVVM narrow the offset arithmetic feeding it.
-
-    def _slot_intrinsic(padded):
-        @intrinsic
-        def slot(typingctx, offset):
-            if not isinstance(offset, types.Integer):
-                return None
-
-            def codegen(context, builder, sig, args):
-                i32 = ir.IntType(32)
-                value = args[0]
-                if value.type.width > 32:
-                    value = builder.trunc(value, i32)
-                elif value.type.width < 32:
-                    value = builder.zext(value, i32)
-                if padded:
-                    value = builder.add(value, builder.lshr(value, ir.Constant(i32, LOG_SMEM_BANKS)))
-                return builder.zext(value, ir.IntType(64))
-
-            return types.int64(offset), codegen
-
-        return slot
-
-    bank_padded = _slot_intrinsic(True)
-    unpadded = _slot_intrinsic(False)
+    bank_padded = compiled.slot32(LOG_SMEM_BANKS, padded=True)
+    unpadded = compiled.slot32(LOG_SMEM_BANKS, padded=False)
 
 
 def slot_of(items_per_thread):
@@ -260,50 +239,7 @@ def unrolled_turns(count, turn):
 
         return simulated
 
-    @intrinsic
-    def turns(typingctx, items, output, buffer, index, warp, lanes, mask):
-        arg_types = (items, output, buffer, index, warp, lanes, mask)
-        turn_signature = types.void(types.uint32, *arg_types)
-
-        def codegen(context, builder, signature, args):
-            i32 = ir.IntType(32)
-            before = builder.block
-            header = builder.append_basic_block("turns.header")
-            body = builder.append_basic_block("turns.body")
-            after = builder.append_basic_block("turns.end")
-            builder.branch(header)
-            builder.position_at_end(header)
-            k = builder.phi(i32, name="turn")
-            k.add_incoming(ir.Constant(i32, 0), before)
-            builder.cbranch(builder.icmp_unsigned("<", k, ir.Constant(i32, count)), body, after)
-            builder.position_at_end(body)
-            context.compile_internal(builder, turn, turn_signature, (k, *args))
-            k.add_incoming(builder.add(k, ir.Constant(i32, 1), flags=["nuw"]), builder.block)
-            back_edge = builder.branch(header)
-            back_edge.set_metadata("llvm.loop", _LoopID(builder.module, "llvm.loop.unroll.full"))
-            builder.position_at_end(after)
-            return context.get_dummy_value()
-
-        return types.void(*arg_types), codegen
-
-    return turns
-
-
-class _LoopID(ir.values.MDValue):
-    """A loop's ID, ``!N = distinct !{!N, !{!"<hint>"}}``: LLVM reads loop hints from a
-    node whose first operand is the node itself, which ``Module.add_metadata`` cannot
-    make."""
-
-    def __init__(self, module, hint):
-        hint_node = module.add_metadata([ir.MetaDataString(module, hint)])
-        super().__init__(module, [], name=str(len(module.metadata)))
-        self.operands = (self, hint_node)
-
-    def descr(self, buf):
-        buf += (f"distinct !{{ {self.get_reference()}, {self.operands[1].get_reference()} }}", "\n")
-
-    __eq__ = object.__eq__
-    __hash__ = object.__hash__
+    return compiled.unrolled_loop(count, turn)
 
 
 # form -> (write offset, keep, read offset, exchanges only within warps)
@@ -401,5 +337,3 @@ def exact_lengths(sig, n, with_ranks, with_flags):
         check_flags(is_valid, n)
 
     return device_function(check)
-
-

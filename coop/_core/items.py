@@ -132,21 +132,8 @@ def local_arrays(count, dtypes):
 
         return allocate
 
-    from numba.cuda.extending import intrinsic
     from numba.cuda.np.numpy_support import from_dtype
 
-    from coop._core.compilers import numba_cuda
+    from coop._core.compilers import numba_cuda_intrinsics as compiled
 
-    member_types = [from_dtype(np.dtype(dtype)) for dtype in dtypes]
-    result = types.Tuple([types.Array(member, 1, "C") for member in member_types])
-
-    def codegen(context, builder, sig, args):
-        arrays = [numba_cuda.lower_static_array(context, builder, (count,), member, "local", "_cudapy_lmem")
-                  for member in member_types]
-        return context.make_tuple(builder, sig.return_type, arrays)
-
-    @intrinsic
-    def allocate(typingctx):
-        return result(), codegen
-
-    return allocate
+    return compiled.local_array_tuple(count, tuple(from_dtype(np.dtype(dtype)) for dtype in dtypes))

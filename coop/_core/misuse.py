@@ -46,92 +46,29 @@ def size_message(qualname, param, unit, exact, size, minimum):
 
 if SIMULATOR:
 
-    @functools.lru_cache(maxsize=None)
-    def size_check(qualname, param, unit="items", exact=False):
-        """``check(array, minimum)``: ``array`` must hold ``minimum`` items (or bytes);
-        with ``exact``, exactly ``minimum``."""
-
-        def check(array, minimum):
-            size = len(array) * (array.itemsize if unit == "bytes" else 1)
-            if (size != minimum) if exact else (size < minimum):
-                raise CoopError(size_message(qualname, param, unit, exact, size, minimum))
-
-        return check
-
     def size_checks_available():
         return True
 
 else:
-    from llvmlite import ir
-    from numba.cuda import types
-    from numba.cuda.extending import intrinsic
+    from coop._core.compilers import numba_cuda_intrinsics as compiled
 
-    from coop._core.config import config
-    from coop._core.debug import trap_if
+    size_checks_available = compiled.size_checks_available
 
-    @functools.lru_cache(maxsize=None)
-    def size_checks_available():
-        """Whether the NVVM in use folds ``llvm.is.constant`` (a 20 ms compile, once)."""
-        from numba.cuda.cudadrv import nvvm
 
-        module = ir.Module("coop_probe")
-        module.triple = "nvptx64-nvidia-cuda"
-        module.data_layout = nvvm.NVVM().data_layout
-        bit = ir.IntType(1)
-        probe = ir.Function(module, ir.FunctionType(bit, [bit]), "coop_probe")
-        builder = ir.IRBuilder(probe.append_basic_block())
-        builder.ret(builder.call(_function(module, "llvm.is.constant.i1", bit, [bit]), probe.args))
-        nvvm.add_ir_version(module)
-        try:
-            ptx = nvvm.compile_ir(str(module))
-        except Exception:
-            return False
-        return b"is.constant" not in bytes(ptx)
-
-    def _function(module, name, return_type, arg_types):
-        existing = module.globals.get(name)
-        if existing is not None:
-            return existing
-        return ir.Function(module, ir.FunctionType(return_type, arg_types), name)
-
-    @functools.lru_cache(maxsize=None)
-    def size_check(qualname, param, unit="items", exact=False):
-        """``check(array, minimum)``: ``array`` must hold ``minimum`` items (or bytes);
-        with ``exact``, exactly ``minimum``."""
+@functools.lru_cache(maxsize=None)
+def size_check(qualname, param, unit="items", exact=False):
+    """``check(array, minimum)``: ``array`` must hold ``minimum`` items (or bytes);
+    with ``exact``, exactly ``minimum``."""
+    if not SIMULATOR:
         symbol = _symbol(qualname, param, _problem(param, unit, exact))
-        message = size_message(qualname, param, unit, exact, "%lld", "%lld")
+        return compiled.size_check(symbol, size_message(qualname, param, unit, exact, "%lld", "%lld"), unit, exact)
 
-        @intrinsic
-        def check(typingctx, array, minimum):
-            if not isinstance(array, types.Array) or not isinstance(minimum, types.Integer):
-                return None
+    def check(array, minimum):
+        size = len(array) * (array.itemsize if unit == "bytes" else 1)
+        if (size != minimum) if exact else (size < minimum):
+            raise CoopError(size_message(qualname, param, unit, exact, size, minimum))
 
-            def codegen(context, builder, sig, args):
-                debug = config.debug
-                if not (size_checks_available() or debug):
-                    return context.get_dummy_value()
-                array_type, minimum_type = sig.args
-                data = context.make_array(array_type)(context, builder, args[0])
-                size = builder.extract_value(data.shape, 0)
-                if unit == "bytes":
-                    itemsize = context.get_abi_sizeof(context.get_data_type(array_type.dtype))
-                    size = builder.mul(size, context.get_constant(types.intp, itemsize))
-                needed = context.cast(builder, args[1], minimum_type, types.intp)
-                bad_size = builder.icmp_signed("!=" if exact else "<", size, needed)
-                module = builder.module
-                if size_checks_available():
-                    bit = ir.IntType(1)
-                    is_constant = _function(module, "llvm.is.constant.i1", bit, [bit])
-                    known = builder.call(is_constant, [bad_size])
-                    with builder.if_then(builder.and_(known, bad_size), likely=False):
-                        builder.call(_function(module, symbol, ir.VoidType(), []), [])
-                if debug:  # sizes known only at run time
-                    trap_if(context, builder, bad_size, message, [size, needed])
-                return context.get_dummy_value()
-
-            return types.void(array, minimum), codegen
-
-        return check
+    return check
 
 
 @device_function

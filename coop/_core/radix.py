@@ -31,9 +31,7 @@ bits into and out of its word.
 import functools
 
 import numpy as np
-from llvmlite import ir
 from numba.cuda import types
-from numba.cuda.extending import intrinsic
 
 from coop._core.backend import SIMULATOR
 
@@ -70,22 +68,10 @@ def _kind(key_type):
     return "signed" if key_type.signed else "unsigned"
 
 
-def _float_minus_zero_ordered(bits):
-    """The ordered bits of -0.0 (all bits but the sign's set) and of +0.0 (the sign's)."""
-    high = 1 << (bits - 1)
-    return high - 1, high
-
-
 if SIMULATOR:
 
     def _np_bits(bits):
         return np.dtype("uint%d" % bits).type
-
-    def _word_layout(key_type):
-        """(key type, kind, its LLVM integer type, the sign bit as a constant of it)."""
-        key_type = types.unliteral(key_type)
-        word = ir.IntType(key_bits(key_type))
-        return key_type, _kind(key_type), word, ir.Constant(word, 1 << (word.width - 1))
 
     @functools.lru_cache(maxsize=None)
     def to_ordered(key_type):
@@ -128,9 +114,8 @@ if SIMULATOR:
     def _digit(bits, float_fields):
         def extract(ordered, begin_bit, num_bits):
             b = int(ordered)
-            for offset, width in float_fields:
+            for offset, width, minus_zero in float_fields:
                 field = (1 << width) - 1
-                minus_zero, _ = _float_minus_zero_ordered(width)
                 if (b >> offset) & field == minus_zero:
                     b ^= field << offset  # -0.0's ordered bits to +0.0's
             return np.uint32((b >> int(begin_bit)) & ((1 << int(num_bits)) - 1))
@@ -157,117 +142,41 @@ if SIMULATOR:
         return unpacked
 
 else:
+    from coop._core.compilers import numba_cuda_intrinsics as compiled
 
-    def _as_width(builder, value, bits):
-        """An unsigned integer LLVM value as ``bits`` wide (truncated or zero-extended)."""
-        if value.type.width > bits:
-            return builder.trunc(value, ir.IntType(bits))
-        if value.type.width < bits:
-            return builder.zext(value, ir.IntType(bits))
-        return value
-
-    def _conversion(from_type, to_type, build):
-        """An intrinsic ``from_type -> to_type`` whose code ``build(context, builder,
-        value)`` gives."""
-
-        @intrinsic
-        def convert(typingctx, value):
-            if types.unliteral(value) != from_type:
-                return None
-
-            def codegen(context, builder, sig, args):
-                return build(context, builder, args[0])
-
-            return to_type(value), codegen
-
-        return convert
-
-    def _word_layout(key_type):
-        """(key type, kind, its LLVM integer type, the sign bit as a constant of it)."""
-        key_type = types.unliteral(key_type)
-        word = ir.IntType(key_bits(key_type))
-        return key_type, _kind(key_type), word, ir.Constant(word, 1 << (word.width - 1))
+    _TWIDDLES = {"bool": ("zext", "nonzero"), "float": ("float_to_ordered", "ordered_to_float"),
+                 "signed": ("flip_sign", "flip_sign"), "unsigned": ("same", "same")}
 
     @functools.lru_cache(maxsize=None)
     def to_ordered(key_type):
-        key_type, kind, word, high = _word_layout(key_type)
-
-        def build(context, builder, value):
-            if kind == "bool":
-                return builder.zext(value, word)
-            if kind == "float":
-                value = builder.bitcast(value, word)
-                negative = builder.icmp_signed("<", value, ir.Constant(word, 0))
-                return builder.xor(value, builder.select(negative, ir.Constant(word, -1), high))
-            return builder.xor(value, high) if kind == "signed" else value
-
-        return _conversion(key_type, bits_type(key_type), build)
+        key_type = types.unliteral(key_type)
+        step = _TWIDDLES[_kind(key_type)][0]
+        return compiled.bit_conversion(key_type, bits_type(key_type), step, key_bits(key_type))
 
     @functools.lru_cache(maxsize=None)
     def from_ordered(key_type):
-        key_type, kind, word, high = _word_layout(key_type)
+        key_type = types.unliteral(key_type)
+        step = _TWIDDLES[_kind(key_type)][1]
+        return compiled.bit_conversion(bits_type(key_type), key_type, step, key_bits(key_type))
 
-        def build(context, builder, value):
-            if kind == "bool":
-                return builder.icmp_unsigned("!=", value, ir.Constant(word, 0))
-            if kind == "float":
-                # the sign bit set: it was positive
-                was_positive = builder.icmp_signed("<", value, ir.Constant(word, 0))
-                mask = builder.select(was_positive, high, ir.Constant(word, -1))
-                return builder.bitcast(builder.xor(value, mask), context.get_value_type(key_type))
-            return builder.xor(value, high) if kind == "signed" else value
-
-        return _conversion(bits_type(key_type), key_type, build)
-
-    @functools.lru_cache(maxsize=None)
-    def _digit(bits, float_fields):
-        unsigned = types.Integer.from_bitwidth(bits, signed=False)
-
-        @intrinsic
-        def extract(typingctx, ordered, begin_bit, num_bits):
-            if types.unliteral(ordered) != unsigned or not all(
-                isinstance(types.unliteral(t), types.Integer) for t in (begin_bit, num_bits)
-            ):
-                return None
-
-            def codegen(context, builder, sig, args):
-                value, begin, count = args
-                word = ir.IntType(bits)
-                for offset, width in float_fields:
-                    # -0.0's ordered bits read as +0.0's: the two differ in every bit
-                    minus_zero, _ = _float_minus_zero_ordered(width)
-                    field = ir.Constant(word, (1 << width) - 1)
-                    member = builder.and_(builder.lshr(value, ir.Constant(word, offset)), field)
-                    is_minus_zero = builder.icmp_unsigned("==", member, ir.Constant(word, minus_zero))
-                    flipped = builder.xor(value, ir.Constant(word, ((1 << width) - 1) << offset))
-                    value = builder.select(is_minus_zero, flipped, value)
-                i32 = ir.IntType(32)
-                # shift in the key's width (a 64-bit key's digit may lie above bit 32),
-                # then mask in 32 bits: digits are at most 32 bits wide
-                shifted = _as_width(builder, builder.lshr(value, _as_width(builder, begin, bits)), 32)
-                count32 = _as_width(builder, count, 32)
-                mask = builder.sub(builder.shl(ir.Constant(i32, 1), count32), ir.Constant(i32, 1))
-                return builder.and_(shifted, mask)
-
-            return types.uint32(ordered, begin_bit, num_bits), codegen
-
-        return extract
+    _digit = compiled.digit_extractor
 
     @functools.lru_cache(maxsize=None)
     def pack(word_type, member_type, offset):
-        member_bits = bits_type(member_type)
-        return _conversion(member_bits, word_type, lambda context, builder, value: builder.shl(
-            _as_width(builder, value, word_type.bitwidth), ir.Constant(ir.IntType(word_type.bitwidth), offset)))
+        return compiled.bit_conversion(bits_type(member_type), word_type, "shift_left", word_type.bitwidth, offset)
 
     @functools.lru_cache(maxsize=None)
     def unpack(word_type, member_type, offset):
-        member_bits = bits_type(member_type)
-        return _conversion(word_type, member_bits, lambda context, builder, value: _as_width(
-            builder, builder.lshr(value, ir.Constant(ir.IntType(word_type.bitwidth), offset)), member_bits.bitwidth))
+        return compiled.bit_conversion(word_type, bits_type(member_type), "shift_right", word_type.bitwidth, offset)
 
 
 def _float_fields(key_type, offset=0):
-    return ((offset, key_bits(key_type)),) if _kind(key_type) == "float" else ()
+    """``(offset, width, the ordered bits of -0.0)`` of a float key member at bit
+    ``offset`` (none for other types)."""
+    if _kind(key_type) != "float":
+        return ()
+    bits = key_bits(key_type)
+    return ((offset, bits, (1 << (bits - 1)) - 1),)  # -0.0: every bit but the sign's set
 
 
 def digit(key_type):

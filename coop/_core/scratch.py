@@ -43,17 +43,15 @@ import threading
 
 import numpy as np
 from numba.cuda import types
-from llvmlite import ir
-from numba.cuda import cgutils
-from numba.cuda.extending import intrinsic
 
 from coop._core.backend import SIMULATOR, cuda, device_function
-from coop._core.compilers import numba_cuda
 from coop._core.misuse import size_check
 from coop._core.values import converter, size_and_alignment, zero
 
 if SIMULATOR:
     from coop._core.compilers import numba_cuda_simulator
+else:
+    from coop._core.compilers import numba_cuda_intrinsics as compiled
 
 WORD = 8  # bytes per word of the backing array: aligns every value type coop supports
 MAX_BLOCK_THREADS = 1024  # scratch is sized for this when the block size is not given
@@ -197,31 +195,7 @@ def allocator(layout, owner):
         return allocate
 
     # one static allocation wherever this is lowered, i.e. once per specialisation
-    return _word_array(layout.nbytes // WORD, "shared", "_coop_scratch", True)
-
-
-def _word_array(words, space, name, takes_unused):
-    """An intrinsic giving what ``cuda.shared.array`` / ``cuda.local.array(words,
-    np.uint64)`` lowers to (``space``: "shared" or "local"); ``takes_unused``: it takes
-    one ignored argument."""
-    buffer_type = types.Array(types.uint64, 1, "C")
-
-    def codegen(context, builder, sig, args):
-        return numba_cuda.lower_static_array(context, builder, (words,), types.uint64, space, name)
-
-    if takes_unused:
-
-        @intrinsic
-        def allocate(typingctx, unused):
-            return buffer_type(unused), codegen
-
-    else:
-
-        @intrinsic
-        def allocate(typingctx):
-            return buffer_type(), codegen
-
-    return allocate
+    return compiled.word_array(layout.nbytes // WORD, "shared", "_coop_scratch", True)
 
 
 def local_allocator(value_type, slots):
@@ -238,7 +212,7 @@ def local_allocator(value_type, slots):
         return allocate
 
     words = _whole_words(slot_bytes(value_type) * slots) // WORD
-    return _word_array(words, "local", "_coop_registers", False)
+    return compiled.word_array(words, "local", "_coop_registers", False)
 
 
 def storage(sig, temp_storage, layout, owner):
@@ -309,85 +283,7 @@ if SIMULATOR:
         return load
 
 else:
-
-    def _slot_pointer(context, builder, buffer_type, buffer, index, value_type):
-        array = context.make_array(buffer_type)(context, builder, buffer)
-        data_type = context.get_data_type(value_type)
-        base = builder.bitcast(array.data, data_type.as_pointer())
-        return builder.gep(base, [index])
-
-    @intrinsic
-    def store(typingctx, buffer, index, value):
-        """``slot[index] = value`` in a scratch buffer."""
-        if not isinstance(buffer, types.Array) or not isinstance(index, types.Integer):
-            return None
-        value_type = types.unliteral(value)
-
-        def codegen(context, builder, sig, args):
-            buffer_arg, index_arg, value_arg = args
-            pointer = _slot_pointer(context, builder, sig.args[0], buffer_arg, index_arg, value_type)
-            model = context.data_model_manager[value_type]
-            builder.store(model.as_data(builder, value_arg), pointer)
-            return context.get_dummy_value()
-
-        return types.void(buffer, index, value_type), codegen
-
-    @intrinsic
-    def atomic_add(typingctx, buffer, index, value):
-        """``slot[index] += value`` for an integer slot, atomically (relaxed, as CUDA's
-        atomicAdd); the value it held."""
-        if not isinstance(buffer, types.Array) or not isinstance(index, types.Integer):
-            return None
-        value_type = types.unliteral(value)
-        if not isinstance(value_type, types.Integer):
-            return None
-
-        def codegen(context, builder, sig, args):
-            buffer_arg, index_arg, value_arg = args
-            pointer = _slot_pointer(context, builder, sig.args[0], buffer_arg, index_arg, value_type)
-            return builder.atomic_rmw("add", pointer, value_arg, "monotonic")
-
-        return value_type(buffer, index, value_type), codegen
-
-    @functools.lru_cache(maxsize=None)
-    def storer(value_type):
-        @intrinsic
-        def store_as(typingctx, buffer, index, value):
-            """``slot[index] = value`` converted to ``value_type`` first."""
-            if not isinstance(buffer, types.Array) or not isinstance(index, types.Integer):
-                return None
-            if typingctx.can_convert(value, value_type) is None:
-                return None
-
-            def codegen(context, builder, sig, args):
-                buffer_arg, index_arg, value_arg = args
-                converted = context.cast(builder, value_arg, sig.args[2], value_type)
-                pointer = _slot_pointer(context, builder, sig.args[0], buffer_arg, index_arg, value_type)
-                model = context.data_model_manager[value_type]
-                builder.store(model.as_data(builder, converted), pointer)
-                return context.get_dummy_value()
-
-            return types.void(buffer, index, value), codegen
-
-        return store_as
-
-    @functools.lru_cache(maxsize=None)
-    def loader(value_type):
-        @intrinsic
-        def load(typingctx, buffer, index):
-            """``slot[index]`` of a scratch buffer, as ``value_type``."""
-            if not isinstance(buffer, types.Array) or not isinstance(index, types.Integer):
-                return None
-
-            def codegen(context, builder, sig, args):
-                buffer_arg, index_arg = args
-                pointer = _slot_pointer(context, builder, sig.args[0], buffer_arg, index_arg, value_type)
-                model = context.data_model_manager[value_type]
-                return model.from_data(builder, builder.load(pointer))
-
-            return value_type(buffer, index), codegen
-
-        return load
+    store, atomic_add, storer, loader = compiled.store, compiled.atomic_add, compiled.storer, compiled.loader
 
 
 # 16-bit counters read and written two at a time, as one 32-bit word (CUB's
@@ -432,36 +328,8 @@ if SIMULATOR:
     fresh_block_rank = block_rank
 
 else:
-
-    def _block_rank_intrinsic(fresh):
-        @intrinsic
-        def read_rank(typingctx):
-            return types.int64(), functools.partial(_block_rank_codegen, fresh)
-
-        return read_rank
-
-    def _block_rank_codegen(fresh, context, builder, sig, args):
-        # 32-bit unsigned arithmetic, widened with zext: Numba would compute in signed
-        # 64-bit, and every rank / 32, % 32 and raking-slot division after it would
-        # carry sign fix-ups and 64-bit multiplies (CUB computes in 32 bits).
-        i32 = ir.IntType(32)
-
-        def special(name):
-            fn = cgutils.get_or_insert_function(
-                builder.module, ir.FunctionType(i32, []), f"llvm.nvvm.read.ptx.sreg.{name}"
-            )
-            return builder.call(fn, [])
-
-        z_rows = builder.mul(special("tid.z"), special("ntid.y"), flags=["nuw"])
-        row = builder.add(z_rows, special("tid.y"), flags=["nuw"])
-        rank = builder.add(builder.mul(row, special("ntid.x"), flags=["nuw"]), special("tid.x"), flags=["nuw"])
-        if fresh:
-            # an opaque copy (volatile asm), which LLVM cannot merge with another's
-            rank = builder.asm(ir.FunctionType(i32, [i32]), "mov.u32 $0, $1;", "=r,r", [rank], True)
-        return builder.zext(rank, ir.IntType(64))
-
-    _block_rank = _block_rank_intrinsic(False)
-    _fresh_block_rank = _block_rank_intrinsic(True)
+    _block_rank = compiled.block_rank_reader(fresh=False)
+    _fresh_block_rank = compiled.block_rank_reader(fresh=True)
 
     @device_function
     def block_rank():
@@ -493,11 +361,7 @@ def thread_count(threads):
 
     # an intrinsic: no function of its own to compile. (block_rank and block_threads
     # stay functions: as intrinsics, NVVM schedules some kernels' code differently.)
-    @intrinsic
-    def constant_threads(typingctx):
-        return types.int64(), lambda context, builder, sig, args: context.get_constant(types.int64, threads)
-
-    return constant_threads
+    return compiled.int64_constant(threads)
 
 
 def striped_steps(count, threads):

@@ -35,13 +35,13 @@ import threading
 
 import numpy as np
 from numba.cuda import types
-from numba.cuda.extending import overload, register_jitable
 
 from coop._core import values
 from coop._core.backend import SIMULATOR, device_function
+from coop._core.compilers import numba_cuda
 from coop._core.constants import SOURCE_LOCK
 from coop._core.docs import expand
-from coop._core.errors import CoopError
+from coop._core.errors import CoopError, launch_message
 from coop._core.values import check_dtype, convertible, simulated_type_of, value_type_of, zero
 
 
@@ -131,7 +131,7 @@ def primitive(qualname, temp_storage_bytes=None, group=None, uniform=()):
         if temp_storage_bytes is not None:
             call.temp_storage_bytes = _host_sizer(qualname, temp_storage_bytes)
         if not SIMULATOR:
-            overload(call, target="cuda", prefer_literal=True)(generator_with_checks)
+            numba_cuda.register_overload(call, generator_with_checks)
         return call
 
     return decorate
@@ -277,10 +277,11 @@ def _with_debug_checks(qualname, generator, signature, parameters):
         threads = bound.arguments.get("threads")
         if is_none(threads):
             return impl
-        from coop._core.debug import launch_check
+        from coop._core.compilers.numba_cuda_intrinsics import launch_check
 
         sig = Signature(qualname)
-        check = launch_check(qualname, sig.constant_shape(threads), sig.block_threads(threads))
+        message = launch_message(qualname, sig.constant_shape(threads), "%lld")
+        check = launch_check(message, sig.block_threads(threads))
         return _prefixed(impl, signature, check)
 
     return specialise
@@ -288,7 +289,7 @@ def _with_debug_checks(qualname, generator, signature, parameters):
 
 def _prefixed(impl, signature, check):
     """``impl`` (an implementation) preceded by ``check()``, with the same signature."""
-    return _with_public_signature(signature, register_jitable(impl), tuple(signature.parameters), check)
+    return _with_public_signature(signature, numba_cuda.register_jitable(impl), tuple(signature.parameters), check)
 
 
 def _host_sizer(qualname, sizer):

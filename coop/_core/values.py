@@ -11,9 +11,11 @@ import functools
 
 import numpy as np
 from numba.cuda import types
-from numba.cuda.extending import intrinsic
 
 from coop._core.backend import SIMULATOR
+
+if not SIMULATOR:
+    from coop._core.compilers import numba_cuda_intrinsics as compiled
 
 SCALAR_TYPES = (
     types.boolean,
@@ -131,27 +133,12 @@ def convertible(from_type, to_type):
     return not (isinstance(from_type, types.Complex) and not isinstance(to_type, types.Complex))
 
 
-def _same(value):
-    return value
-
-
 @functools.lru_cache(maxsize=None)
 def converter(value_type):
     """A function converting an operator's result back to ``value_type``."""
     if SIMULATOR:
         return _simulated_converter(value_type)
-
-    @intrinsic
-    def convert(typingctx, value):
-        if typingctx.can_convert(value, value_type) is None:
-            return None
-
-        def codegen(context, builder, sig, args):
-            return context.cast(builder, args[0], sig.args[0], value_type)
-
-        return value_type(value), codegen
-
-    return convert
+    return compiled.converter(value_type)
 
 
 def _simulated_converter(value_type):
@@ -174,20 +161,11 @@ def _simulated_converter(value_type):
     return convert_scalar
 
 
-def _identity():
-    if SIMULATOR:
-        return _same
+if SIMULATOR:
 
-    @intrinsic
-    def same(typingctx, value):
-        # an intrinsic, not a device function: no function of its own to compile
-        def codegen(context, builder, sig, args):
-            return context.cast(builder, args[0], sig.args[0], sig.return_type)
+    def same(value):
+        """The value itself (where a conversion is optional)."""
+        return value
 
-        return types.unliteral(value)(value), codegen
-
-    return same
-
-
-same = _identity()
-same.__doc__ = "The value itself (where a conversion is optional)."
+else:
+    same = compiled.same  # an intrinsic, not a device function: no function of its own to compile

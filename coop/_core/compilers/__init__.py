@@ -1,12 +1,17 @@
 """What coop needs of a compiler beyond its public API, one module per compiler.
 
-Nothing outside this package uses a compiler's private names (tests/test_compiler_adapter.py
-enforces it), so an upgrade of a compiler, or a second compiler, is a change here:
+Nothing outside this package uses a compiler's private names or generates code below the
+compiler's own lowering (tests/test_compiler_adapter.py enforces both), so an upgrade of
+a compiler, or a second compiler, is a change here:
 
 - ``numba_cuda``: numba-cuda (the compiler of coop's kernels): the releases coop supports
-  (``import coop`` warns for any other), PTX compilation without a GPU (the codegen
-  checks), 32-bit shared-memory addresses, static arrays made by intrinsics (scratch
-  buffers, registers).
+  (``import coop`` warns for any other), registering primitives (overloads) and building
+  blocks, PTX compilation without a GPU (the codegen checks), 32-bit shared-memory
+  addresses, static arrays made by intrinsics (scratch buffers, registers).
+- ``numba_cuda_intrinsics``: every intrinsic coop's compiled code is built on (shuffles
+  of any type, redux, ballot steps, scratch slots, vector and acquire/release accesses,
+  static arrays, bit twiddles, unrolled loops, size and launch checks), in LLVM IR and
+  inline PTX. The simulator's version of each is beside the code that uses it.
 - ``numba_cuda_simulator``: coop's simulator (``coop._core.simulator``: warp
   intrinsics, barriers, collectives checked) put into numba-cuda's CUDA simulator, and
   what coop reads of a running simulated kernel.

@@ -3,6 +3,9 @@ beyond its public API.
 
 - ``version_problem()``: whether numba-cuda is a release coop supports (``SUPPORTED``),
   and a message naming those for any other (``import coop`` warns with it).
+- ``register_overload(function, generator)``: a primitive made callable in kernels,
+  specialised by argument types and compile-time constants; ``register_jitable(fn)``:
+  a Python function made callable from compiled code (coop's building blocks).
 - ``compile_without_a_gpu()``: ``cuda.compile_ptx(..., cc=...)`` working with no GPU
   (the codegen checks, ``coop.device``'s kernels compiled ahead).
 - ``address_shared_memory_in_32_bits()``: NVVM's data layout with 32-bit shared-memory
@@ -11,16 +14,16 @@ beyond its public API.
   to, for intrinsics that make arrays of their own (scratch buffers, tuples of local
   arrays).
 
-The simulator's side is ``numba_cuda_simulator``, coop.device's launcher
-``numba_cuda_launch``.
+The intrinsics coop emits code with are ``numba_cuda_intrinsics``, the simulator's side
+``numba_cuda_simulator``, coop.device's launcher ``numba_cuda_launch``.
 """
 
 import threading
 
 from numba.cuda.core import config
 
-__all__ = ["SUPPORTED", "version", "version_problem", "compile_without_a_gpu", "address_shared_memory_in_32_bits",
-           "lower_static_array"]
+__all__ = ["SUPPORTED", "version", "version_problem", "register_overload", "register_jitable",
+           "compile_without_a_gpu", "address_shared_memory_in_32_bits", "lower_static_array"]
 
 #: The numba-cuda releases coop is tested with: (major, minor) pairs. The private names
 #: this package uses are those of these releases.
@@ -55,6 +58,24 @@ def version_problem(found=None):
     return (f"coop: numba-cuda {shown} is not a release coop supports ({supported}): kernels may fail to "
             f"compile, or misbehave where coop relies on numba-cuda's internals. Install a supported one: "
             f'pip install "numba-cuda>=0.30.4,<0.31"')
+
+
+def register_overload(function, generator):
+    """Make ``function`` callable in kernels: at each call site, ``generator`` receives
+    the arguments' types (a compile-time constant as a literal type, so each distinct
+    combination of types and constants is a specialisation of its own) and returns the
+    implementation, or raises ``TypingError``."""
+    from numba.cuda.extending import overload
+
+    overload(function, target="cuda", prefer_literal=True)(generator)
+
+
+def register_jitable(fn):
+    """``fn``, a plain Python function, made callable from compiled code (compiled for
+    each caller's argument types, and inlined by NVVM)."""
+    from numba.cuda.extending import register_jitable as jitable
+
+    return jitable(fn)
 
 
 def compile_without_a_gpu():
