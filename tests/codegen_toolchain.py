@@ -77,7 +77,7 @@ def assembly_error(ptx):
 
 def probe():
     """Compile and assemble a trivial kernel as the codegen checks compile theirs (coop
-    imported first, as by codegen_cases.py): exit status 0, or 1 and the error."""
+    imported first, as by the codegen cases): exit status 0, or 1 and the error."""
     import coop  # noqa: F401
     from numba.cuda import types
 

@@ -31,7 +31,8 @@ def compiled():
         return results
     env = dict(compile_env(), COOP_DEBUG="0")
     run = subprocess.run(
-        [sys.executable, str(HERE / "codegen_cases.py")],
+        [sys.executable, "-m", "codegen_cases"],
+        cwd=HERE,
         env=env,
         capture_output=True,
         text=True,
@@ -77,8 +78,8 @@ def test_debug_checks_only_in_debug_mode(debug):
     only at run time) that print and trap; off, the same kernel has neither."""
     env = dict(compile_env(), COOP_DEBUG="1" if debug else "0")
     run = subprocess.run(
-        [sys.executable, str(HERE / "codegen_cases.py"), "--debug-probe"],
-        env=env, capture_output=True, text=True, timeout=600,
+        [sys.executable, "-m", "codegen_cases", "--debug-probe"],
+        cwd=HERE, env=env, capture_output=True, text=True, timeout=600,
     )
     assert run.returncode == 0, run.stderr[-4000:]
     probe = json.loads(run.stdout.splitlines()[-1])

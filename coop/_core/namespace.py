@@ -12,12 +12,15 @@ namespace module such as ``coop.block.exchange``):
   call instead, where Python would say "'module' object is not callable" (the module's
   class becomes a subclass of ``ModuleType`` with ``__call__``, as Python's data model
   allows for customising a module).
+
+``namespaces()`` lists the namespaces a user reaches from ``coop`` (what the docs tests
+and the primitive registry's checks walk).
 """
 
 import sys
 import types
 
-__all__ = ["public_namespace"]
+__all__ = ["public_namespace", "namespaces"]
 
 
 class _SourceModule(types.ModuleType):
@@ -43,3 +46,15 @@ def public_namespace(module_name):
         return sorted(public)
 
     module.__dir__ = __dir__
+
+
+def namespaces(module_name="coop"):
+    """The names of the namespaces reachable from ``module_name`` through ``__all__``:
+    ``coop.block``, then ``coop.block.exchange`` (each before its own)."""
+    module = sys.modules[module_name]
+    found = []
+    for name in module.__all__:
+        value = getattr(module, name)
+        if isinstance(value, types.ModuleType):
+            found += [value.__name__, *namespaces(value.__name__)]
+    return found

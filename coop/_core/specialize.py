@@ -94,6 +94,11 @@ def host_call_message(qualname):
     )
 
 
+#: Every primitive made by ``@primitive``, by qualified name (``"coop.block.sum"``): the
+#: registry that tests derive their lists from (docs, README, codegen cases).
+PRIMITIVES = {}
+
+
 def primitive(qualname, temp_storage_bytes=None, group=None, uniform=()):
     """Make a kernel-side primitive from its generator (see the module docstring).
 
@@ -132,6 +137,7 @@ def primitive(qualname, temp_storage_bytes=None, group=None, uniform=()):
             call.temp_storage_bytes = _host_sizer(qualname, temp_storage_bytes)
         if not SIMULATOR:
             numba_cuda.register_overload(call, generator_with_checks)
+        PRIMITIVES[qualname] = call
         return call
 
     return decorate

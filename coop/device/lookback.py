@@ -53,12 +53,12 @@ import functools
 import numpy as np
 from numba import cuda
 
-
 from coop._core.items import accessors
 from coop._core.memory_order import load_acquire, load_relaxed_pair, packs, store_relaxed_pair, store_release
+from coop._core.namespace import public_namespace
+from coop._core.shuffle import DOWN, FULL_MASK, IDX, shuffler
 from coop._core.values import converter, value_type_of
 from coop.device._host import fill_zero, temporary, temporary_with_state
-from coop._core.shuffle import DOWN, FULL_MASK, IDX, shuffler
 
 __all__ = ["AGGREGATE", "INCLUSIVE", "TileStates", "arrive", "block_arrives", "claim_tile", "lookback_prefix", "tile_access",
            "tile_prefix"]
@@ -272,3 +272,6 @@ class TileStates:
     @property
     def arrays(self):
         return self.status, self.aggregates, self.inclusives
+
+
+public_namespace(__name__)

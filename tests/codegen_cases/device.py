@@ -1,0 +1,116 @@
+"""coop.device's kernels, typed for the arguments their host side passes."""
+
+import importlib
+
+import numpy as np
+from numba import cuda, typeof
+
+import coop
+
+from ._registry import SCALARS, _op_for, case
+
+
+# -- coop.device's kernels ------------------------------------------------------------------
+# Each algorithm's kernels for float16, bool and int8 (where it takes them), and the
+# scans and reduction of tuple values, typed for the arguments their host side passes
+# (NumPy stand-ins: Numba types an array as it types a device array of its dtype). A
+# float16 constant in a kernel (a closure's np.float16(0)) is invalid IR to NVVM with
+# numba-cuda 0.30: the GPU found one in inclusive_scan without initial, which the
+# simulator never compiles.
+
+DEVICE_DTYPES = ("float16", "bool", "int8")
+
+
+def _types_of(*stand_ins):
+    return tuple(typeof(value) for value in stand_ins)
+
+
+def _array(dtype):
+    return np.empty(1, dtype)
+
+
+def _tile_states(value_dtype):
+    """``TileStates(...).arrays`` and its epoch (coop.device.lookback), as stand-ins."""
+    from coop.device import lookback
+
+    status = _array(np.uint64 if lookback._packs(value_dtype) else np.uint32)
+    if isinstance(value_dtype, tuple):
+        values = tuple(_array(member) for member in value_dtype)
+        return status, values, values, np.uint32(1)
+    if lookback._packs(value_dtype):
+        return status, status, status, np.uint32(1)
+    return status, _array(value_dtype), _array(value_dtype), np.uint32(1)
+
+
+@cuda.jit(device=True)
+def _nonzero(value):
+    return np.float32(value) != 0  # (float16 compared as float32: Numba's float16 compare is a call)
+
+
+@cuda.jit(device=True)
+def _segmented_sum(a, b):
+    """(head flag, value) pairs: associative, not commutative."""
+    return a[0] | b[0], b[1] if b[0] else a[1] + b[1]
+
+
+def device_cases(name):
+    """The kernels of every coop.device algorithm for items of dtype ``name``."""
+    device = {module: importlib.import_module(f"coop.device.{module}")
+              for module in ("scan", "reduce", "select", "histogram", "segmented_reduce", "radix_sort")}
+    dtype = np.dtype(SCALARS[name][0])
+    op = _op_for(name)
+    for exclusive, has_initial in ((False, False), (False, True), (True, True)):
+        kernel, _ = device["scan"]._scan_kernel(op, dtype, dtype, exclusive, has_initial)
+        form = "exclusive" if exclusive else "inclusive" if has_initial else "inclusive-without-initial"
+        case(f"device-scan-{form}-{name}", _types_of(_array(dtype), _array(dtype), 1, *_tile_states(dtype),
+                                                     dtype.type(0)))(kernel)
+    kernel, _, _ = device["reduce"]._kernel(op, dtype, dtype)
+    case(f"device-reduce-{name}", _types_of(_array(dtype), 1, _array(dtype), _array(np.uint32), dtype.type(0),
+                                            _array(dtype)))(kernel)
+    kernel = device["segmented_reduce"]._segment_kernel(op, dtype, dtype)
+    case(f"device-segmented_reduce-{name}", _types_of(_array(dtype), _array(dtype), _array(np.int64),
+                                                      dtype.type(0)))(kernel)
+    for form, predicate, flags in (("select_flagged", None, np.bool_), ("partition", _nonzero, None)):
+        kernel, _ = device["select"]._select_kernel(predicate, dtype, flags, np.int32, form == "partition")
+        flag_array = _array(flags if flags is not None else dtype)  # (d_in where there are no flags)
+        case(f"device-{form}-{name}", _types_of(_array(dtype), flag_array, _array(dtype), _array(np.int64), 1,
+                                                *_tile_states(np.int32)))(kernel)
+    if dtype.kind in "iuf":  # (histogram_even's samples)
+        kernel, _, position_type = device["histogram"]._histogram_kernel(dtype, np.uint32, 10)
+        case(f"device-histogram_even-{name}", _types_of(_array(dtype), 1, _array(np.uint32), _array(np.uint32),
+                                                        position_type(0), position_type(1)))(kernel)
+    sort = device["radix_sort"]
+    key_bits = sort._key_bits(dtype)
+    digit_bits, passes = sort._passes(0, key_bits)
+    kernel, _ = sort._histogram_kernel(dtype, passes, digit_bits, False)
+    case(f"device-radix_sort-histogram-{name}", _types_of(_array(dtype), 1, 0, key_bits, _array(np.int32),
+                                                          _array(np.int32)))(kernel)
+    for form, values in (("keys", None), ("pairs", dtype)):
+        kernel, _ = sort._onesweep_kernel(dtype, values, digit_bits, False)
+        carried = _array(dtype if values is None else values)
+        status, _, _, epoch = _tile_states(np.uint32)
+        case(f"device-radix_sort-onesweep-{form}-{name}", _types_of(_array(dtype), _array(dtype), carried, carried, 1,
+                                                                    _array(np.int32), 0, 0, status, epoch))(kernel)
+
+
+def device_tuple_cases(dtypes):
+    """The scans and reduction of tuple values of ``dtypes``."""
+    scan, reduce = (importlib.import_module(f"coop.device.{module}") for module in ("scan", "reduce"))
+    dtypes = tuple(np.dtype(d) for d in dtypes)
+    values = tuple(_array(d) for d in dtypes)
+    initial = tuple(d.type(0) for d in dtypes)
+    label = "-".join(d.name for d in dtypes)
+    for exclusive, has_initial in ((False, False), (False, True), (True, True)):
+        kernel, _ = scan._tuple_scan_kernel(_segmented_sum, dtypes, dtypes, exclusive, has_initial)
+        form = "exclusive" if exclusive else "inclusive" if has_initial else "inclusive-without-initial"
+        case(f"device-tuple-scan-{form}-{label}", _types_of(values, values, 1, *_tile_states(dtypes),
+                                                            initial))(kernel)
+    for name, op in (("segmented_sum", _segmented_sum), ("argmax", coop.ops.argmax)):
+        kernel, _, _ = reduce._tuple_kernel(op, dtypes, dtypes)
+        case(f"device-tuple-reduce-{name}-{label}", _types_of(values, 1, values, _array(np.uint32), initial,
+                                                              values))(kernel)
+
+
+for _name in DEVICE_DTYPES:
+    device_cases(_name)
+device_tuple_cases((np.int32, np.float32))

@@ -1,0 +1,90 @@
+"""The primitive registry (``coop._core.specialize.PRIMITIVES``: every ``@primitive``) and
+the lists derived from it, so that adding a primitive cannot leave one behind:
+
+- every kernel-side name a namespace exports is a registered primitive, and every
+  registered primitive is reachable under its qualified name;
+- every public primitive is named in the README's list;
+- every public primitive is compiled by at least one codegen case (``tests/codegen_cases``:
+  registers only, no calls), named there as it is in the README (``coop.block.sum``);
+- the docs tests (``tests/test_docs.py``) walk the same namespaces (``coop._core.namespace
+  .namespaces()``).
+"""
+
+import importlib
+import pathlib
+import re
+import types
+
+import pytest
+
+import coop
+from coop._core.namespace import namespaces
+from coop._core.specialize import PRIMITIVES
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+KERNEL_SIDE = [name for name in namespaces() if not name.startswith("coop.device")]
+
+
+def _resolve(qualname):
+    value = coop
+    for part in qualname.split(".")[1:]:
+        value = getattr(value, part)
+    return value
+
+
+def _public():
+    """``{qualified name: primitive}`` of the registered primitives a namespace exports."""
+    registered = set(map(id, PRIMITIVES.values()))
+    found = {}
+    for namespace in KERNEL_SIDE:
+        module = importlib.import_module(namespace)
+        for name in module.__all__:
+            if id(getattr(module, name)) in registered:
+                found[f"{namespace}.{name}"] = getattr(module, name)
+    return found
+
+
+PUBLIC = _public()
+
+
+def _codegen_sources():
+    package = ROOT / "tests" / "codegen_cases"
+    paths = sorted(package.glob("*.py")) if package.is_dir() else [ROOT / "tests" / "codegen_cases.py"]
+    return "\n".join(path.read_text() for path in paths)
+
+
+def test_registered_primitives_are_reachable_by_their_names():
+    assert len(PRIMITIVES) >= 60, sorted(PRIMITIVES)
+    wrong = [qualname for qualname, primitive in PRIMITIVES.items() if _resolve(qualname) is not primitive]
+    assert not wrong, wrong
+
+
+@pytest.mark.parametrize("namespace", KERNEL_SIDE)
+def test_every_kernel_side_export_is_a_registered_primitive(namespace):
+    module = importlib.import_module(namespace)
+    registered = set(map(id, PRIMITIVES.values()))
+    unregistered = [name for name in module.__all__ if callable(getattr(module, name))
+                    and not isinstance(getattr(module, name), types.ModuleType)
+                    and id(getattr(module, name)) not in registered]
+    assert not unregistered, f"{namespace} exports {unregistered}, which @primitive did not make"
+
+
+@pytest.mark.parametrize("qualname", sorted(PUBLIC))
+def test_the_readme_lists_the_primitive(qualname):
+    """Named in backquotes (``coop.block.flag_heads`` / ``flag_tails``)."""
+    readme = (ROOT / "README.md").read_text()
+    name = qualname.rsplit(".", 1)[1]
+    assert re.search(r"`[^`\n]*\b%s\b" % re.escape(name), readme), f"README.md does not name {qualname}"
+
+
+@pytest.mark.parametrize("qualname", sorted(PUBLIC))
+def test_a_codegen_case_compiles_the_primitive(qualname):
+    assert re.search(r"\b%s\b" % re.escape(qualname), _codegen_sources()), (
+        f"no case in tests/codegen_cases calls {qualname} (by that name): add one (@case)")
+
+
+def test_the_checks_find_a_missing_primitive():
+    """The checks above can fail: a name no document and no case uses is found missing."""
+    assert not re.search(r"\bcoop\.block\.no_such_primitive\b", _codegen_sources())
+    assert "coop.block.sum" in PUBLIC and "coop.ops.add" in PUBLIC and "coop.warp.exchange.striped_to_blocked" in PUBLIC
+    assert not any(name.startswith("coop._core") or name.startswith("coop.warp.scan.") for name in PUBLIC)
