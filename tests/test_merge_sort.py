@@ -14,6 +14,7 @@ import coop
 from helpers import (
     FULL_MATRIX,
     INTEGER_DTYPES,
+    ON_GPU,
     STATIC_SHARED_BYTES,
     assert_equal_exact,
     jit_any_block,
@@ -265,6 +266,50 @@ def test_warp_merge_sort_key_types_and_comparators(key_dtype, comparator):
     if comparator == "device_function" and np.dtype(key_dtype).kind == "f":
         pytest.skip("the digit comparator is for integers")
     check_warp_sort(key_dtype, 16, 3, comparator=comparator, seed=4)
+
+
+@pytest.mark.parametrize("n", [4, 8])
+@pytest.mark.parametrize("with_values", [False, True], ids=["keys", "pairs"])
+def test_warp_load_sort_store_share_one_temp_storage(n, with_values):
+    """CUB's per-warp TempStorage union: each warp of a 4-warp block loads, sorts and stores
+    its tile through one temp_storage array, with no block barrier. The three primitives
+    need slices of different sizes (an exchange's 32*n + 1 items, a sort's keys and values)
+    and must still put each warp's in the same part of the array, or a warp sorting
+    overwrites its neighbour's load (on a GPU: wrong keys in about one tile in ten)."""
+    THREADS, N = 128, n
+    TILE = 32 * N
+    sizes = [coop.warp.load.temp_storage_bytes(np.int32, THREADS, N, algorithm="transpose"),
+             coop.warp.merge_sort.temp_storage_bytes(np.int32, THREADS, N,
+                                                     value_dtype=np.float64 if with_values else None)]
+    BYTES = max(sizes)
+
+    @cuda.jit
+    def kernel(x, out, moved):
+        temp = cuda.shared.array(BYTES, np.uint8, alignment=16)
+        keys = cuda.local.array(N, np.int32)
+        values = cuda.local.array(N, np.float64)
+        base = cuda.blockIdx.x * THREADS * N + cuda.threadIdx.x // 32 * TILE
+        coop.warp.load(x[base:], keys, threads=THREADS, items_per_thread=N, algorithm="transpose", temp_storage=temp)
+        for i in range(N):
+            values[i] = keys[i] * 0.5
+        if with_values:
+            coop.warp.merge_sort(keys, operator.lt, values, threads=THREADS, items_per_thread=N, temp_storage=temp)
+        else:
+            coop.warp.merge_sort(keys, operator.lt, threads=THREADS, items_per_thread=N, temp_storage=temp)
+        coop.warp.store(out[base:], keys, threads=THREADS, items_per_thread=N, algorithm="transpose",
+                        temp_storage=temp)
+        lane = cuda.threadIdx.x % 32
+        for i in range(N):
+            moved[base + lane * N + i] = values[i]
+
+    blocks = 512 if ON_GPU else 2
+    x = np.random.default_rng(n).integers(-(1 << 31), 1 << 31, blocks * THREADS * N, dtype=np.int64).astype(np.int32)
+    out, moved = np.zeros_like(x), np.zeros(x.size, np.float64)
+    kernel[blocks, THREADS](x, out, moved)
+    expected = np.sort(x.reshape(-1, TILE), axis=1).ravel()
+    assert_equal_exact(out, expected, "keys")
+    if with_values:
+        assert_equal_exact(moved, expected * 0.5, "values")
 
 
 @pytest.mark.parametrize("width,n", [(8, 3), (32, 4)])

@@ -196,11 +196,17 @@ the simulator the call raises. Default None: the primitive's own buffer.
 # ``temp_storage`` of warp exchanges and warp "transpose" loads and stores.
 PARAGRAPHS["warp_temp_storage"] = """
 A shared array of your own, ``cuda.shared.array(BYTES, np.uint8, alignment=8)``,
-for the exchange's buffer instead of its own static one (sized with
-``temp_storage_bytes``, below). A warp exchange synchronises only its logical
-warp (``cuda.syncwarp``), never the block: when the array was just used by a
-block-wide primitive or by other warps, put a ``cuda.syncthreads()`` between, as
-CUB requires for reused TempStorage. Default None.
+for the primitive's buffer instead of its own static one (sized with
+``temp_storage_bytes``, below). The array is divided into equal parts, one per
+logical warp of the block, whatever this primitive needs: warp primitives given
+the same array (with the same ``threads`` and ``width``) keep each logical warp's
+scratch in the same part, so a warp may load, sort and store through one array
+without waiting for the other warps, as with CUB's per-warp TempStorage union
+(size it with the largest ``temp_storage_bytes`` of the calls). A warp primitive
+synchronises only its logical warp (``cuda.syncwarp``), never the block: when the
+array was just used by a block-wide primitive, or by logical warps of another
+width, put a ``cuda.syncthreads()`` between, as CUB requires for reused
+TempStorage. Default None.
 """
 
 # ``output`` of warp and block scans.

@@ -20,15 +20,19 @@ Shared memory: ``threads // width`` slices of ``width * items_per_thread + 1`` v
 (CUB's WarpExchange TempStorage, one per logical warp: the extra slot staggers the
 slices across banks), with CUB's bank-conflict padding when ``items_per_thread`` is a
 power of two above 4 (CUB pads only the scatter; coop pads every form, which keeps the
-blocked writes of such tiles conflict-free too). ``temp_storage=`` takes a caller's
-shared array instead (size it with ``<function>.temp_storage_bytes(dtype, threads,
-items_per_thread, width=32)``).
+blocked writes of such tiles conflict-free too), each slice rounded up to 16 bytes.
+``temp_storage=`` takes a caller's shared array instead (size it with
+``<function>.temp_storage_bytes(dtype, threads, items_per_thread, width=32)``), divided
+into equal parts, one per logical warp, so that every warp primitive given the array
+keeps a warp's scratch in the same part (``coop._core.scratch.part_offsets``).
 
 Barriers: ``cuda.syncwarp`` over the logical warp's lanes before writing (earlier
 calls' reads are done) and between writing and reading; consecutive warp exchanges
-need no barrier between them. A warp exchange never synchronises the block: when its
-``temp_storage`` array was just used by a block-wide primitive (or by other warps),
-separate the two with ``cuda.syncthreads()``, as CUB requires for reused TempStorage.
+need no barrier between them, nor between a warp exchange and another warp primitive
+given the same ``temp_storage`` (with the same logical warps). A warp exchange never
+synchronises the block: when its ``temp_storage`` array was just used by a block-wide
+primitive (or by logical warps of another width), separate the two with
+``cuda.syncthreads()``, as CUB requires for reused TempStorage.
 """
 
 from coop._core.backend import cuda
@@ -45,7 +49,7 @@ from coop._core.exchange import (
     slot_of,
     warp_barrier,
 )
-from coop._core.scratch import Region, block_rank, loader, storage
+from coop._core.scratch import Region, block_rank, loader, part_bytes, part_offsets, slot_bytes, storage
 from coop._core.shuffle import logical_warp
 from coop._core.specialize import Signature, device_function, primitive
 from coop._core.namespace import public_namespace
@@ -62,10 +66,13 @@ def warp_slots(width, items_per_thread):
 
 
 def warp_exchange_layout(dtype, threads, width, items_per_thread):
-    """The scratch of warp exchanges in blocks of ``threads``: one slice of
-    ``warp_slots`` values per logical warp, the slices one after another (logical warp
-    ``w``'s from slot ``w * warp_slots``)."""
-    return Region("slices", dtype, threads // width * warp_slots(width, items_per_thread))
+    """The scratch of warp exchanges in blocks of ``threads``: one part per logical warp
+    (``coop._core.scratch.part_offsets``), each holding ``warp_slots`` values."""
+    return Region("slices", dtype, threads // width * _part_slots(dtype, width, items_per_thread))
+
+
+def _part_slots(dtype, width, items_per_thread):
+    return part_bytes(warp_slots(width, items_per_thread) * slot_bytes(dtype)) // slot_bytes(dtype)
 
 
 def check_logical_warps(sig, threads, width):
@@ -87,11 +94,13 @@ def warp_exchanger(sig, form, dtype, width, threads, items_per_thread, temp_stor
     (python ints, checked by the caller). It synchronises as the module docstring
     says."""
     write_offset, keep, read_offset, _ = FORMS[form]
-    region_slots = warp_slots(width, items_per_thread)
     layout = warp_exchange_layout(dtype, threads, width, items_per_thread)
     check_static_shared(sig, temp_storage, layout, "items_per_thread",
                         f"makes {threads} x {items_per_thread} {dtype} items")
     scratch, _ = storage(sig, temp_storage, layout, owner=(sig.primitive, width))
+    unit = slot_bytes(dtype)
+    region_of = part_offsets(sig, temp_storage, threads // width, _part_slots(dtype, width, items_per_thread) * unit,
+                             unit)
     load = loader(dtype)
     slot = slot_of(items_per_thread)
     n = items_per_thread
@@ -102,7 +111,7 @@ def warp_exchanger(sig, form, dtype, width, threads, items_per_thread, temp_stor
     def exchange(items, output, ranks, temp_storage):
         buffer = scratch(temp_storage)
         lane, mask = logical_warp(width)
-        region = block_rank() // width * region_slots
+        region = region_of(temp_storage, block_rank() // width)
         cuda.syncwarp(mask)  # the logical warp's earlier reads of its slice are done
         through(items, output, ranks, buffer, region, lane, mask)
 

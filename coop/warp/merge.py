@@ -9,14 +9,14 @@ is the block merge sort's (``coop._core.merge``), its rounds synchronising only 
 logical warp (``cuda.syncwarp`` over its lanes).
 
 Shared memory: per logical warp, ``W*N + 1`` keys, then (with values) ``W*N + 1``
-values in the same slice (CUB's TempStorage union), for the ``threads // width``
-logical warps of the block. ``threads`` (the block's thread count) sizes it; left out,
-the buffer is sized for 1024 threads. ``temp_storage=`` (sized with
+values in the same slice (CUB's TempStorage union), rounded up to 16 bytes, for the
+``threads // width`` logical warps of the block. ``threads`` (the block's thread count)
+sizes it; left out, the buffer is sized for 1024 threads. ``temp_storage=`` (sized with
 ``coop.warp.merge_sort.temp_storage_bytes(key_dtype, threads, items_per_thread,
-width=32, value_dtype=None)``) takes a caller's array instead.
+width=32, value_dtype=None)``) takes a caller's array instead, divided into equal parts,
+one per logical warp, as every warp primitive divides it: a warp may load, sort and
+store through one array without a block barrier.
 """
-
-import math
 
 from numba.cuda import types
 
@@ -24,7 +24,7 @@ from coop._core.backend import SIMULATOR, cuda
 from coop._core.exchange import check_static_shared, required_items_per_thread
 from coop._core.merge import group_sorter, host_value_type, sort_arguments, tile_layout
 from coop._core.misuse import size_check
-from coop._core.scratch import MAX_BLOCK_THREADS, WORD, Region, block_rank, slot_bytes, storage
+from coop._core.scratch import MAX_BLOCK_THREADS, Region, block_rank, part_bytes, part_offsets, slot_bytes, storage
 from coop._core.shuffle import logical_warp
 from coop._core.specialize import Signature, device_function, is_none, primitive
 from coop.warp.exchange import check_logical_warps
@@ -33,20 +33,20 @@ __all__ = ["merge_sort"]
 
 
 def warp_merge_sort_layout(key_type, value_type, threads, width, items_per_thread):
-    """``(layout, slice_bytes)``: one slice per logical warp, the slices one after
-    another, each its warp's ``tile_layout`` (CUB's TempStorage per warp: the warps'
-    phases are not in step, so each unions only its own keys and values), padded to a
-    multiple of both slot sizes."""
+    """``(layout, slice_bytes)``: one part per logical warp (``coop._core.scratch
+    .part_offsets``), each holding its warp's ``tile_layout`` (CUB's TempStorage per
+    warp: the warps' phases are not in step, so each unions only its own keys and
+    values)."""
     one = tile_layout(key_type, value_type, width * items_per_thread)
-    step = math.lcm(WORD, slot_bytes(key_type), 1 if value_type is None else slot_bytes(value_type))
-    slice_bytes = -(-one.nbytes // step) * step
+    slots = [slot_bytes(key_type)] + ([] if value_type is None else [slot_bytes(value_type)])
+    slice_bytes = part_bytes(one.nbytes, *slots)
     return Region("slices", types.uint8, threads // width * slice_bytes), slice_bytes
 
 
-def slice_slots(slice_bytes, value_type):
-    """Slots of ``value_type`` from one slice to the next (the simulator's slots are bytes:
-    ``coop._core.scratch``)."""
-    return slice_bytes if SIMULATOR else slice_bytes // slot_bytes(value_type)
+def slot_unit(value_type):
+    """Bytes of a slot of ``value_type`` in a buffer's indices (the simulator's slots are
+    bytes: ``coop._core.scratch``)."""
+    return 1 if SIMULATOR else slot_bytes(value_type)
 
 
 def _constants(sig, threads, items_per_thread, width):
@@ -155,8 +155,9 @@ def merge_sort(keys, compare, values=None, threads=None, items_per_thread=None, 
     block, n, lanes = _constants(sig, threads, items_per_thread, width)
     tile = lanes * n
     layout, slice_bytes = warp_merge_sort_layout(key_type, value_type, block, lanes, n)
-    key_step = slice_slots(slice_bytes, key_type)
-    value_step = slice_slots(slice_bytes, value_type) if with_values else 0
+    warps = block // lanes
+    keys_of = part_offsets(sig, temp_storage, warps, slice_bytes, slot_unit(key_type))
+    values_of = part_offsets(sig, temp_storage, warps, slice_bytes, slot_unit(value_type if with_values else key_type))
     check_static_shared(sig, temp_storage, layout, "items_per_thread",
                         f"makes {block // lanes} logical warps of {lanes} x {n} keys"
                         f"{' and values' if with_values else ''}",
@@ -179,7 +180,7 @@ def merge_sort(keys, compare, values=None, threads=None, items_per_thread=None, 
             valid = valid_items
         else:
             valid = tile
-        sort(keys, values, compare, scratch(temp_storage), warp * key_step, warp * value_step, lane, valid,
-             oob_default, mask)
+        sort(keys, values, compare, scratch(temp_storage), keys_of(temp_storage, warp), values_of(temp_storage, warp),
+             lane, valid, oob_default, mask)
 
     return impl
