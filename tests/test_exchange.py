@@ -480,13 +480,15 @@ def test_temp_storage_shared_with_scans():
 
 def test_temp_storage_bytes():
     """The host-side sizes: the tile (plus CUB's padding), or one warp's worth with time
-    slicing, in whole 8-byte words; one size for every block exchange."""
+    slicing, in whole 8-byte words; one size for every block exchange; warp exchanges'
+    parts in whole 16 bytes."""
     exchange = coop.block.exchange
     assert exchange.blocked_to_striped.temp_storage_bytes(np.int32, 128, 4) == 128 * 4 * 4
     assert exchange.scatter_to_striped.temp_storage_bytes(np.int32, 128, 8) == (1024 + 32) * 4
     assert exchange.striped_to_blocked.temp_storage_bytes(np.float64, 500, 3, warp_time_slicing=True) == 32 * 3 * 8
     assert exchange.blocked_to_warp_striped.temp_storage_bytes(np.int8, 33, 1) == 40
-    assert coop.warp.exchange.blocked_to_striped.temp_storage_bytes(np.int32, 64, 4, width=16) == 4 * 65 * 4
+    # a warp exchange: one part per logical warp, its 16 * 4 + 1 items rounded up to 16 bytes
+    assert coop.warp.exchange.blocked_to_striped.temp_storage_bytes(np.int32, 64, 4, width=16) == 4 * 272
     with pytest.raises(Exception, match="items_per_thread must be at least 1"):
         exchange.blocked_to_striped.temp_storage_bytes(np.int32, 128, 0)
     with pytest.raises(Exception, match="threads must be a multiple of width"):

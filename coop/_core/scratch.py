@@ -253,18 +253,16 @@ def storage(sig, temp_storage, layout, owner):
 PART_ALIGNMENT = 16  # bytes: where parts start (a slot of every scalar type may start there)
 
 
-def part_bytes(nbytes, *slot_sizes):
-    """A logical warp's part of a buffer holding its ``nbytes`` of scratch in slots of
-    ``slot_sizes``: rounded up to ``PART_ALIGNMENT``, plus one slot where a slot's size
-    does not divide it (a tuple's: the warp's slots then start at the part's first
-    whole slot). A layout of ``warps`` parts is ``warps * part_bytes(...)``."""
-    slack = max([size for size in slot_sizes if PART_ALIGNMENT % size], default=0)
-    return -(-(nbytes + slack) // PART_ALIGNMENT) * PART_ALIGNMENT
+def part_bytes(nbytes):
+    """A logical warp's part of a buffer holding its ``nbytes`` of scratch, rounded up to
+    ``PART_ALIGNMENT``. A layout of ``warps`` parts is ``warps * part_bytes(...)``."""
+    return -(-nbytes // PART_ALIGNMENT) * PART_ALIGNMENT
 
 
 def part_offsets(sig, temp_storage, parts, bytes_per_part, unit):
     """``offset(temp_storage, part)``: where part ``part`` (a logical warp's) of the
-    scratch buffer starts, as an index of ``unit``-byte slots (its first whole slot).
+    scratch buffer starts, as an index of ``unit``-byte slots (``unit`` divides
+    ``PART_ALIGNMENT``: the slots of items arrays' scalar types).
 
     In the primitive's own buffer the parts are ``bytes_per_part`` apart (see
     ``part_bytes``). A caller's ``temp_storage`` is divided into ``parts`` equal parts
@@ -273,32 +271,19 @@ def part_offsets(sig, temp_storage, parts, bytes_per_part, unit):
     scratch in the same part, and a warp may call one after another without waiting for
     the other warps, as CUB's per-warp TempStorage union allows (an array sized with the
     largest ``temp_storage_bytes`` of the calls gives each part enough)."""
-    exact = PART_ALIGNMENT % unit == 0
+    assert PART_ALIGNMENT % unit == 0 and bytes_per_part % PART_ALIGNMENT == 0, (unit, bytes_per_part)
     if sig.temp_storage(temp_storage) is None:
-        if exact:
-            step = bytes_per_part // unit
+        step = bytes_per_part // unit
 
-            def own_offset(temp_storage, part):
-                return part * step
+        def own_offset(temp_storage, part):
+            return part * step
 
-            return device_function(own_offset)
+        return device_function(own_offset)
 
-        def own_rounded_offset(temp_storage, part):
-            return (part * bytes_per_part + unit - 1) // unit
+    def shared_offset(temp_storage, part):
+        return part * (temp_storage.nbytes // parts // PART_ALIGNMENT * PART_ALIGNMENT // unit)
 
-        return device_function(own_rounded_offset)
-
-    if exact:
-
-        def shared_offset(temp_storage, part):
-            return part * (temp_storage.nbytes // parts // PART_ALIGNMENT * PART_ALIGNMENT // unit)
-
-        return device_function(shared_offset)
-
-    def shared_rounded_offset(temp_storage, part):
-        return (part * (temp_storage.nbytes // parts // PART_ALIGNMENT * PART_ALIGNMENT) + unit - 1) // unit
-
-    return device_function(shared_rounded_offset)
+    return device_function(shared_offset)
 
 if SIMULATOR:
 

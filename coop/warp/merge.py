@@ -38,8 +38,7 @@ def warp_merge_sort_layout(key_type, value_type, threads, width, items_per_threa
     warp: the warps' phases are not in step, so each unions only its own keys and
     values)."""
     one = tile_layout(key_type, value_type, width * items_per_thread)
-    slots = [slot_bytes(key_type)] + ([] if value_type is None else [slot_bytes(value_type)])
-    slice_bytes = part_bytes(one.nbytes, *slots)
+    slice_bytes = part_bytes(one.nbytes)
     return Region("slices", types.uint8, threads // width * slice_bytes), slice_bytes
 
 

@@ -239,7 +239,7 @@ STATIC_SHARED_PAST = "bytes of static shared memory a kernel may have; pass a te
 @misuse(
     "warp-exchange-tile-too-large",
     (types.float64[::1], types.float64[::1]),
-    "coop.warp.exchange.blocked_to_striped: items_per_thread makes 1024 x 16 float64 items, 135424 bytes of shared "
+    "coop.warp.exchange.blocked_to_striped: items_per_thread makes 1024 x 16 float64 items, 135680 bytes of shared "
     "memory: more than the 49152 " + STATIC_SHARED_PAST,
 )
 def warp_exchange_tile_too_large(x, out):
@@ -278,7 +278,7 @@ def merge_sort_tile_too_large(x, out):
 @misuse(
     "warp-merge-sort-tile-too-large",
     (types.int64[::1], types.int64[::1]),
-    "coop.warp.merge_sort: items_per_thread makes 32 logical warps of 32 x 8 keys, 65792 bytes of shared memory: "
+    "coop.warp.merge_sort: items_per_thread makes 32 logical warps of 32 x 8 keys, 66048 bytes of shared memory: "
     "more than the 49152 " + STATIC_SHARED_PAST,
 )
 def warp_merge_sort_tile_too_large(x, out):
