@@ -48,9 +48,7 @@ PUBLIC = _public()
 
 
 def _codegen_sources():
-    package = ROOT / "tests" / "codegen_cases"
-    paths = sorted(package.glob("*.py")) if package.is_dir() else [ROOT / "tests" / "codegen_cases.py"]
-    return "\n".join(path.read_text() for path in paths)
+    return "\n".join(path.read_text() for path in sorted((ROOT / "tests" / "codegen_cases").glob("*.py")))
 
 
 def test_registered_primitives_are_reachable_by_their_names():

@@ -156,7 +156,7 @@ def merge_sort(keys, compare, values=None, threads=None, items_per_thread=None, 
     layout, slice_bytes = warp_merge_sort_layout(key_type, value_type, block, lanes, n)
     warps = block // lanes
     keys_of = part_offsets(sig, temp_storage, warps, slice_bytes, slot_unit(key_type))
-    values_of = part_offsets(sig, temp_storage, warps, slice_bytes, slot_unit(value_type if with_values else key_type))
+    values_of = part_offsets(sig, temp_storage, warps, slice_bytes, slot_unit(value_type)) if with_values else keys_of
     check_static_shared(sig, temp_storage, layout, "items_per_thread",
                         f"makes {block // lanes} logical warps of {lanes} x {n} keys"
                         f"{' and values' if with_values else ''}",
