@@ -204,13 +204,13 @@ def reduce(items, op, prefix=None):
     convert = converter(dtype)
     if is_none(prefix):
 
-        def impl(items, op, prefix=None):
+        def impl(items, op):
             return reduce_items(items, op, convert)
 
     else:
         sig.single_value(prefix, "prefix", dtype)
 
-        def impl(items, op, prefix=None):
+        def impl(items, op, prefix):
             return reduce_items_with_prefix(items, op, convert, convert(prefix))
 
     return impl
@@ -292,13 +292,13 @@ def inclusive_scan(items, output, op, prefix=None):
         sig.single_value(prefix, "prefix", dtype)
     if is_none(prefix):
 
-        def impl(items, output, op, prefix=None):
+        def impl(items, output, op):
             check_output(items, output)
             return inclusive_scan_items(items, output, op, convert)
 
     else:
 
-        def impl(items, output, op, prefix=None):
+        def impl(items, output, op, prefix):
             check_output(items, output)
             return inclusive_scan_items_with_prefix(items, output, op, convert, convert(prefix))
 

@@ -1,9 +1,12 @@
 """coop._core.constants: copies of device functions with constants bound and the
 branches they decide removed compute what the originals compute."""
 
+import dis
+import inspect
+
 import pytest
 
-from coop._core import constants
+from coop._core import constants, specialize
 
 LIMIT = 3  # a module-level number: a constant, as Numba freezes globals
 
@@ -90,3 +93,52 @@ def test_binding_without_source_passes_the_constants():
     made = namespace["made"]
     bound = constants._forwarding(made, {"flag": False})
     assert bound(5, 2) == made(5, False, 2) == 3
+
+
+def public(items, output, op=None, threads=None, algorithm="direct", temp_storage=None):
+    """A primitive's public signature."""
+
+
+def make_body(offset):
+    def impl(items, op, temp_storage):
+        return items + offset if op is None else op(items, temp_storage)
+
+    return impl
+
+
+def test_a_body_takes_the_public_signature_with_its_own_code():
+    signature = inspect.signature(public)
+    body = make_body(5)
+    implementation = constants.with_parameters(body, signature)
+    assert inspect.signature(implementation) == signature
+    # the body's statements themselves (no call of the body: one function for Numba)
+    def instructions(function):
+        return [(i.opname, i.argval) for i in dis.get_instructions(function)]
+
+    assert instructions(implementation) == instructions(body)
+    assert body.__code__.co_name == implementation.__code__.co_name
+    assert implementation(1, None) == 6
+    assert implementation(1, None, op=lambda a, b: a * b, temp_storage=3) == 3
+    # a copy of a copy (a pruned body, say) keeps its source
+    pruned = constants.without_dead_branches(make_variant(True, 64, None))
+    assert constants.with_parameters(pruned, inspect.signature(lambda x, y, z=1: 0))(3, 4) == pruned(3, 4)
+
+
+def test_a_body_reading_a_public_name_from_outside_is_refused():
+    threads = 128
+
+    def impl(items, temp_storage):
+        return items + threads  # (the generator's constant, but also a public parameter's name)
+
+    with pytest.raises(ValueError, match=r"reads \['threads'\] from outside"):
+        constants.with_parameters(impl, inspect.signature(public))
+
+
+def test_a_body_without_source_gets_a_wrapper_from_the_decorator():
+    namespace = {}
+    exec("def impl(items, op):\n    return items + 1\n", namespace)
+    assert constants.with_parameters(namespace["impl"], inspect.signature(public)) is None
+    implementation = specialize._implementation("coop.test", inspect.signature(public), namespace["impl"],
+                                                ("items", "op"))
+    assert inspect.signature(implementation) == inspect.signature(public)
+    assert implementation(1, None) == 2

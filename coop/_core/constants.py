@@ -30,6 +30,7 @@ import inspect
 import linecache
 import textwrap
 import threading
+from copy import deepcopy
 
 import numpy as np
 
@@ -123,6 +124,45 @@ def _copy(fn, bound):
         return None
     parameters.args = [a for a in parameters.args if a.arg not in bound]
     return _build(fn, function, values)
+
+
+def with_parameters(fn, signature):
+    """A copy of ``fn`` taking the parameters of ``signature`` (an ``inspect.Signature``:
+    names and defaults), of which ``fn``'s are some, by name: the same code, compiled from
+    ``fn``'s source as the copies above (nothing pruned). None where the source cannot be
+    read. Raises ValueError where ``fn`` reads a name of ``signature`` it does not take
+    (from its closure or globals): as a parameter, the name would mean the argument."""
+    with SOURCE_LOCK:
+        function = _tree(fn)
+        if function is None:
+            return None
+        taken = {a.arg for a in function.args.args}
+        local = taken | set(fn.__code__.co_varnames) | set(fn.__code__.co_cellvars)
+        read = {node.id for node in ast.walk(function) if isinstance(node, ast.Name)} - local
+        shadowed = sorted(read & set(signature.parameters))
+        if shadowed:
+            raise ValueError(f"{fn.__qualname__} reads {shadowed} from outside, which are parameters of the "
+                             f"primitive: take them as parameters, or rename the outside names")
+        values = {name: cell.cell_contents for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ())}
+        arguments, defaults = [], []
+        for position, parameter in enumerate(signature.parameters.values()):
+            arguments.append(ast.arg(arg=parameter.name))
+            if parameter.default is not inspect.Parameter.empty:
+                values[f"_default_{position}"] = parameter.default
+                defaults.append(ast.Name(id=f"_default_{position}", ctx=ast.Load()))
+        function.args = _located(ast.arguments(posonlyargs=[], args=arguments, vararg=None, kwonlyargs=[],
+                                               kw_defaults=[], kwarg=None, defaults=defaults), function.lineno)
+        return _build(fn, function, values)
+
+
+def _tree(fn):
+    """A new AST of ``fn``'s function definition (a copy's is kept when it is built), or
+    None."""
+    tree = getattr(fn, "_coop_tree", None)
+    if tree is not None:
+        return deepcopy(tree)
+    source = _source(fn)
+    return None if source is None else _function(source[0])
 
 
 _SOURCES = {}
@@ -240,9 +280,10 @@ def _build(fn, function, values):
     namespace = {}
     module = ast.Module(body=[imports, factory], type_ignores=[])
     exec(compile(module, fn.__code__.co_filename, "exec"), fn.__globals__, namespace)
-    copy = namespace["_bind"](*values.values())
-    copy.__qualname__, copy.__module__, copy.__doc__ = fn.__qualname__, fn.__module__, fn.__doc__
-    return copy
+    built = namespace["_bind"](*values.values())
+    built.__qualname__, built.__module__, built.__doc__ = fn.__qualname__, fn.__module__, fn.__doc__
+    built._coop_tree = function  # (its source, for a copy of the copy)
+    return built
 
 
 _ARITHMETIC = {

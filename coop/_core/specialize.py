@@ -3,12 +3,14 @@
 A primitive is written once, as a *generator*: a Python function with the primitive's
 public signature that receives the argument *types*, checks them, computes everything
 that must be known at compile time (sizes, shuffle clamps, the value type to convert
-results back to) and returns its *body*: a ``device_function`` whose parameters are some
-of the primitive's, by name (``reduction(value, op, valid_items, temp_storage)``). The
-decorator makes the *implementation* from it, a function with the public signature that
-calls the body with those parameters (Numba matches an implementation's parameters to
-the primitive's), so the public signature is written once. (A generator may also return
-the implementation itself, with every parameter.)
+results back to) and returns its *body*: a function whose parameters are some of the
+primitive's, by name (``reduction(value, op, valid_items, temp_storage)``). The decorator
+makes the *implementation* from it: the body's code with the public signature (Numba
+matches an implementation's parameters to the primitive's), compiled from the body's
+source (``coop._core.constants.with_parameters``), so the public signature is written
+once and there is no call more to compile. (Where the source cannot be read, the
+implementation calls the body, a ``device_function``. A generator may also return the
+implementation itself, with every parameter and default.)
 
 - Compiled (``numba.cuda``), the generator is registered as a Numba ``overload`` for the
   CUDA target with ``prefer_literal=True``, so constants reach it as literal types and
@@ -39,7 +41,7 @@ from numba.cuda import types
 from coop._core import values
 from coop._core.backend import SIMULATOR, device_function
 from coop._core.compilers import numba_cuda
-from coop._core.constants import SOURCE_LOCK
+from coop._core.constants import SOURCE_LOCK, with_parameters
 from coop._core.docs import expand
 from coop._core.errors import CoopError, launch_message
 from coop._core.values import check_dtype, convertible, simulated_type_of, value_type_of, zero
@@ -153,16 +155,26 @@ def _implementing(qualname, generator, signature):
         body = generator(*args, **kwargs)
         if body is None:
             return None
-        taken = tuple(inspect.signature(body).parameters)
-        if taken == public:
+        if inspect.signature(body) == signature:
             return body
+        taken = tuple(inspect.signature(body).parameters)
         unknown = [name for name in taken if name not in public]
         if unknown:
             raise TypeError(f"{qualname}'s generator returned a body taking {unknown}, which are not "
                             f"parameters of {qualname}{signature}")
-        return _with_public_signature(signature, body, taken)
+        return _implementation(qualname, signature, body, taken)
 
     return specialise
+
+
+def _implementation(qualname, signature, body, taken):
+    """The implementation of ``body``: the body's own code with the public parameters (no
+    call more to compile), or, where its source cannot be read, a function calling it."""
+    try:
+        copy = with_parameters(inspect.unwrap(body), signature)
+    except ValueError as error:
+        raise TypeError(f"{qualname}'s body: {error}") from None
+    return copy or _with_public_signature(signature, body, taken)
 
 
 def _with_public_signature(signature, inner, names, check=None):

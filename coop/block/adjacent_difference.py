@@ -207,7 +207,7 @@ def subtract_left(items, output, op=None, tile_predecessor=None, threads=None, v
     sig = Signature("coop.block.subtract_left")
     body = _specialise(sig, items, output, op, tile_predecessor, threads, valid_items, temp_storage, True)
 
-    def impl(items, output, op=None, tile_predecessor=None, threads=None, valid_items=None, temp_storage=None):
+    def impl(items, output, op, tile_predecessor, valid_items, temp_storage):
         body(items, output, op, tile_predecessor, valid_items, temp_storage)
 
     return impl
@@ -288,7 +288,7 @@ def subtract_right(items, output, op=None, tile_successor=None, threads=None, va
     sig = Signature("coop.block.subtract_right")
     body = _specialise(sig, items, output, op, tile_successor, threads, valid_items, temp_storage, False)
 
-    def impl(items, output, op=None, tile_successor=None, threads=None, valid_items=None, temp_storage=None):
+    def impl(items, output, op, tile_successor, valid_items, temp_storage):
         body(items, output, op, tile_successor, valid_items, temp_storage)
 
     return impl

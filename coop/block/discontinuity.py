@@ -231,7 +231,7 @@ def flag_heads(items, flags, flag_op, tile_predecessor=None, threads=None, valid
     body = _specialise(sig, items, flags, None, flag_op, tile_predecessor, None, threads, valid_items,
                        temp_storage)
 
-    def impl(items, flags, flag_op, tile_predecessor=None, threads=None, valid_items=None, temp_storage=None):
+    def impl(items, flags, flag_op, tile_predecessor, valid_items, temp_storage):
         body(items, flags, flags, flag_op, tile_predecessor, tile_predecessor, valid_items, temp_storage)
 
     return impl
@@ -315,7 +315,7 @@ def flag_tails(items, flags, flag_op, tile_successor=None, threads=None, valid_i
     sig = Signature("coop.block.flag_tails")
     body = _specialise(sig, items, None, flags, flag_op, None, tile_successor, threads, valid_items, temp_storage)
 
-    def impl(items, flags, flag_op, tile_successor=None, threads=None, valid_items=None, temp_storage=None):
+    def impl(items, flags, flag_op, tile_successor, valid_items, temp_storage):
         body(items, flags, flags, flag_op, tile_successor, tile_successor, valid_items, temp_storage)
 
     return impl
@@ -400,8 +400,7 @@ def flag_heads_and_tails(items, head_flags, tail_flags, flag_op, tile_predecesso
     body = _specialise(sig, items, head_flags, tail_flags, flag_op, tile_predecessor, tile_successor, threads,
                        valid_items, temp_storage)
 
-    def impl(items, head_flags, tail_flags, flag_op, tile_predecessor=None, tile_successor=None, threads=None,
-             valid_items=None, temp_storage=None):
+    def impl(items, head_flags, tail_flags, flag_op, tile_predecessor, tile_successor, valid_items, temp_storage):
         body(items, head_flags, tail_flags, flag_op, tile_predecessor, tile_successor, valid_items, temp_storage)
 
     return impl

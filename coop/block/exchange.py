@@ -200,7 +200,7 @@ def _structured(name, form, items, output, threads, items_per_thread, warp_time_
         name, form, items, output, None, None, threads, items_per_thread, warp_time_slicing, temp_storage
     )
 
-    def impl(items, output, threads=None, items_per_thread=None, warp_time_slicing=False, temp_storage=None):
+    def impl(items, output, temp_storage):
         exchange(items, output, None, None, temp_storage)
 
     return impl
@@ -211,8 +211,7 @@ def _scatter(name, form, items, output, ranks, threads, items_per_thread, warp_t
         name, form, items, output, ranks, None, threads, items_per_thread, warp_time_slicing, temp_storage
     )
 
-    def impl(items, output, ranks, threads=None, items_per_thread=None, warp_time_slicing=False,
-             temp_storage=None):
+    def impl(items, output, ranks, temp_storage):
         exchange(items, output, ranks, None, temp_storage)
 
     return impl
@@ -224,8 +223,7 @@ def _scatter_flagged(name, form, items, output, ranks, is_valid, threads, items_
         name, form, items, output, ranks, is_valid, threads, items_per_thread, warp_time_slicing, temp_storage
     )
 
-    def impl(items, output, ranks, is_valid, threads=None, items_per_thread=None, warp_time_slicing=False,
-             temp_storage=None):
+    def impl(items, output, ranks, is_valid, temp_storage):
         exchange(items, output, ranks, is_valid, temp_storage)
 
     return impl

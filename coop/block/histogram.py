@@ -314,8 +314,7 @@ def histogram(items, histogram, bins, threads=None, items_per_thread=None, algor
     count, scratch, check_items = chosen.function(sig, item_type, block, items_per_thread, count_bins, counter,
                                                   partial, is_accumulating, temp_storage)
 
-    def impl(items, histogram, bins, threads=None, items_per_thread=None, algorithm="atomic", accumulate=False,
-             valid_items=None, temp_storage=None):
+    def impl(items, histogram, valid_items, temp_storage):
         n = check_items(items)
         check_bins(histogram, count_bins)
         count(items, histogram, valid_items, n, scratch(temp_storage))

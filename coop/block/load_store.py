@@ -231,8 +231,7 @@ def load(src, items, threads=None, items_per_thread=None, algorithm="direct", va
         temp_storage, True,
     )
 
-    def impl(src, items, threads=None, items_per_thread=None, algorithm="direct", valid_items=None,
-             oob_default=None, temp_storage=None):
+    def impl(src, items, valid_items, oob_default, temp_storage):
         move(src, items, np.uint64(fresh_block_rank()), np.uint64(count_threads()), valid_items, oob_default,
              temp_storage)
 
@@ -309,8 +308,7 @@ def store(dst, items, threads=None, items_per_thread=None, algorithm="direct", v
         temp_storage, False,
     )
 
-    def impl(dst, items, threads=None, items_per_thread=None, algorithm="direct", valid_items=None,
-             temp_storage=None):
+    def impl(dst, items, valid_items, temp_storage):
         move(dst, items, np.uint64(fresh_block_rank()), np.uint64(count_threads()), valid_items, None, temp_storage)
 
     return impl
@@ -432,8 +430,7 @@ def transform(src, dst, op, threads=None, items_per_thread=None, algorithm="dire
     limit_of = tile_limit(valid_items)
     own_scratch = scratch is not None
 
-    def impl(src, dst, op, threads=None, items_per_thread=None, algorithm="direct", valid_items=None,
-             temp_storage=None):
+    def impl(src, dst, op, valid_items, temp_storage):
         items = cuda.local.array(n, in_type)
         output = cuda.local.array(n, out_type)
         if own_scratch:

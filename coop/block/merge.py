@@ -133,8 +133,7 @@ def merge_sort(keys, compare, values=None, threads=None, items_per_thread=None, 
     check_keys = size_check(sig.primitive, "keys", exact=True)
     check_values = size_check(sig.primitive, "values", exact=True)
 
-    def impl(keys, compare, values=None, threads=None, items_per_thread=None, valid_items=None, oob_default=None,
-             temp_storage=None):
+    def impl(keys, compare, values, valid_items, oob_default, temp_storage):
         check_keys(keys, n)
         if with_values:
             check_values(values, n)

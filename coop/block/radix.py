@@ -200,8 +200,7 @@ def radix_sort(keys, values=None, threads=None, items_per_thread=None, begin_bit
     check_keys = _each([_length_check(sig.primitive, "keys", n)] * len(key_types))
     check_values = _each([_length_check(sig.primitive, "values", n)] * len(value_types))
 
-    def impl(keys, values=None, threads=None, items_per_thread=None, begin_bit=0, end_bit=None,
-             descending=False, blocked_to_striped=False, radix_bits=4, temp_storage=None):
+    def impl(keys, values, begin_bit, end_bit, temp_storage):
         key_arrays = as_key_arrays(keys)
         value_arrays = as_value_arrays(values)
         check_keys(key_arrays, None, None)

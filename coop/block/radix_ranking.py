@@ -687,9 +687,7 @@ def radix_rank(keys, ranks, begin_bit, num_bits, threads=None, items_per_thread=
     check_prefix = size_check(sig.primitive, "exclusive_digit_prefix", exact=True)
     check_counts = size_check(sig.primitive, "digit_counts", exact=True)
 
-    def impl(keys, ranks, begin_bit, num_bits, threads=None, items_per_thread=None, descending=False,
-             algorithm="memoize", exclusive_digit_prefix=None, digit_counts=None, counts_op=None, counts_state=None,
-             temp_storage=None):
+    def impl(keys, ranks, begin_bit, exclusive_digit_prefix, digit_counts, counts_op, counts_state, temp_storage):
         check_keys(keys, n)
         check_ranks(ranks, n)
         if with_prefix:

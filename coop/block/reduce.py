@@ -302,8 +302,7 @@ def _specialise_sum(sig, value, valid_items, threads, algorithm, temp_storage, t
             sig, types.int32, function_type(add), None, threads, algorithm, temp_storage, to_all
         )
 
-        # (an implementation, not a body calling reduction: one function fewer to compile)
-        def impl(value, valid_items=None, threads=None, algorithm="warp_reductions", temp_storage=None):
+        def impl(value, valid_items, temp_storage):
             return reduction(count(value, block_rank(), valid_items), add, None, temp_storage)
 
         return impl
@@ -312,7 +311,7 @@ def _specialise_sum(sig, value, valid_items, threads, algorithm, temp_storage, t
         sig, value, function_type(add), valid_items, threads, algorithm, temp_storage, to_all
     )
 
-    def impl(value, valid_items=None, threads=None, algorithm="warp_reductions", temp_storage=None):
+    def impl(value, valid_items, temp_storage):
         return reduction(value, add, valid_items, temp_storage)
 
     return impl

@@ -258,8 +258,7 @@ def run_length_decode(run_values, run_lengths, decoded, offsets=None, from_decod
     check_lengths = size_check(sig.primitive, "run_lengths", exact=True)
     check_offsets = size_check(sig.primitive, "offsets") if with_offsets else _no_check
 
-    def impl(run_values, run_lengths, decoded, offsets=None, from_decoded_offset=0, threads=None,
-             runs_per_thread=None, temp_storage=None, runs_stored=False):
+    def impl(run_values, run_lengths, decoded, offsets, from_decoded_offset, temp_storage, runs_stored):
         check_values(run_values, r)
         check_lengths(run_lengths, r)
         check_offsets(offsets, check_decoded(decoded))
@@ -452,7 +451,7 @@ def run_length_encode(items, unique, counts, threads=None, items_per_thread=None
     check_unique = unique_items.size_checker(sig.primitive, "unique")
     check_counts = size_check(sig.primitive, "counts")
 
-    def impl(items, unique, counts, threads=None, items_per_thread=None, valid_items=None, temp_storage=None):
+    def impl(items, unique, counts, valid_items, temp_storage):
         check_items(items, n)
         check_unique(unique, n)
         check_counts(counts, n)

@@ -393,8 +393,7 @@ def inclusive_scan(value, op, output=None, prefix_op=None, prefix_state=None, th
         algorithm, return_aggregate, temp_storage, False,
     )
 
-    def impl(value, op, output=None, prefix_op=None, prefix_state=None, threads=None,
-             algorithm="raking", return_aggregate=False, temp_storage=None):
+    def impl(value, op, output, prefix_op, prefix_state, temp_storage):
         return scan(value, output, op, None, prefix_op, prefix_state, temp_storage)
 
     return impl
@@ -487,8 +486,7 @@ def exclusive_scan(value, op, initial=None, output=None, prefix_op=None, prefix_
         algorithm, return_aggregate, temp_storage, True,
     )
 
-    def impl(value, op, initial=None, output=None, prefix_op=None, prefix_state=None, threads=None,
-             algorithm="raking", return_aggregate=False, temp_storage=None):
+    def impl(value, op, initial, output, prefix_op, prefix_state, temp_storage):
         return scan(value, output, op, initial, prefix_op, prefix_state, temp_storage)
 
     return impl
@@ -598,8 +596,7 @@ def inclusive_sum(value, output=None, prefix_op=None, prefix_state=None, threads
         return_aggregate, temp_storage, False,
     )
 
-    def impl(value, output=None, prefix_op=None, prefix_state=None, threads=None,
-             algorithm="raking", return_aggregate=False, temp_storage=None):
+    def impl(value, output, prefix_op, prefix_state, temp_storage):
         return scan(widen(value), output, add, None, prefix_op, prefix_state, temp_storage)
 
     return impl
@@ -691,8 +688,7 @@ def exclusive_sum(value, output=None, prefix_op=None, prefix_state=None, threads
         return_aggregate, temp_storage, True,
     )
 
-    def impl(value, output=None, prefix_op=None, prefix_state=None, threads=None,
-             algorithm="raking", return_aggregate=False, temp_storage=None):
+    def impl(value, output, prefix_op, prefix_state, temp_storage):
         return scan(widen(value), output, add, initial(0), prefix_op, prefix_state, temp_storage)
 
     return impl

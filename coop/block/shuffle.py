@@ -192,7 +192,7 @@ def offset(value, distance=1, threads=None, temp_storage=None):
     _distance(sig, distance)
     scratch, load, count_threads = _scratch(sig, value_type, threads, temp_storage, "values")
 
-    def impl(value, distance=1, threads=None, temp_storage=None):
+    def impl(value, distance, temp_storage):
         buffer = scratch(temp_storage)
         rank = block_rank()
         publish(buffer, rank, value)
@@ -263,7 +263,7 @@ def rotate(value, distance=1, threads=None, temp_storage=None):
     _distance(sig, distance)
     scratch, load, count_threads = _scratch(sig, value_type, threads, temp_storage, "values")
 
-    def impl(value, distance=1, threads=None, temp_storage=None):
+    def impl(value, distance, temp_storage):
         buffer = scratch(temp_storage)
         rank = block_rank()
         publish(buffer, rank, value)
@@ -354,7 +354,7 @@ def up(items, output, threads=None, temp_storage=None):
     item_type, check_output = _items(sig, items, output)
     scratch, load, count_threads = _scratch(sig, item_type, threads, temp_storage, "items")
 
-    def impl(items, output, threads=None, temp_storage=None):
+    def impl(items, output, temp_storage):
         check_output(items, output)
         buffer = scratch(temp_storage)
         rank = block_rank()
@@ -436,7 +436,7 @@ def down(items, output, threads=None, temp_storage=None):
     item_type, check_output = _items(sig, items, output)
     scratch, load, count_threads = _scratch(sig, item_type, threads, temp_storage, "items")
 
-    def impl(items, output, threads=None, temp_storage=None):
+    def impl(items, output, temp_storage):
         check_output(items, output)
         buffer = scratch(temp_storage)
         rank = block_rank()

@@ -6,7 +6,9 @@ values[i])``. An algorithm taking tuple values takes such a tuple as ``d_in`` an
 the same arity as ``d_out``; its operator takes and returns tuples, its ``initial`` is a
 tuple, and values are combined in ``d_out``'s dtypes (member by member). Inside the
 kernels a tile of tuples is a tuple of items arrays, one per member, read and written one
-tuple value at a time with ``coop._core.items.accessors``.
+tuple value at a time with ``coop._core.items.accessors``. The kernels are written once for
+both: a plain value is the case of no members (``members(dtype) == 0``), its tile one
+items array, read and written by the same accessors.
 
 Host side (the checks made before any launch, as ``coop.device._host``'s, with its
 wording; a member is named ``d_in[k]``):
@@ -19,16 +21,18 @@ wording; a member is named ``d_in[k]``):
   a tuple of as many arrays, each at least ``out_length`` long (default ``n``). The sums
   take no tuples: for them (``instead`` names the function to use) it raises.
 - ``value_dtype(x)``: the dtype of an array, a tuple of dtypes for a tuple of arrays;
-  ``tuple_bytes(dtypes)``: the bytes of one tuple value.
+  ``members(dtypes)``: how many (0 for one dtype); ``value_bytes(dtypes)``: the bytes of
+  one value (a tuple's, member by member).
 - ``host_value(function, name, value, dtype)``: a value given on the host (``initial``)
   as a kernel argument of ``dtype``: for a tuple of dtypes, a tuple of as many values.
 
 Device side:
 
 - ``local_arrays(count, dtypes)`` (``coop._core.items``'): ``allocate()`` giving a tuple
-  of ``cuda.local.array(count, dtype)``, one per dtype.
+  of ``cuda.local.array(count, dtype)``, one per dtype (for one dtype, that one array).
 - ``for_each_member(members, parameters, statement, **names)``: a device function running
-  ``statement`` for each member, ``{k}`` standing for the member's index.
+  ``statement`` for each member, ``{m}`` standing for the member's subscript (``[k]``;
+  nothing for a plain value's single array).
 """
 
 import numpy as np
@@ -38,7 +42,7 @@ from coop._core.errors import ArgumentTypeError, ArgumentValueError
 from coop._core.items import local_arrays
 from coop.device._host import check_length, device_array
 
-__all__ = ["is_zipped", "zipped_arrays", "value_dtype", "tuple_bytes", "host_value", "local_arrays", "for_each_member"]
+__all__ = ["is_zipped", "zipped_arrays", "value_dtype", "members", "value_bytes", "host_value", "local_arrays", "for_each_member"]
 
 
 def is_zipped(d_in, d_out):
@@ -114,16 +118,26 @@ def host_value(function, name, value, dtype):
     return dtype.type(value)
 
 
-def tuple_bytes(dtypes):
-    """Bytes of one tuple value of ``dtypes``, member by member (no padding)."""
-    return sum(np.dtype(dtype).itemsize for dtype in dtypes)
+def members(dtypes):
+    """The number of members of tuple values of ``dtypes`` (0 for one dtype)."""
+    return len(dtypes) if isinstance(dtypes, tuple) else 0
+
+
+def value_bytes(dtypes):
+    """Bytes of one value of ``dtypes``: a tuple's, member by member (no padding)."""
+    if isinstance(dtypes, tuple):
+        return sum(np.dtype(dtype).itemsize for dtype in dtypes)
+    return np.dtype(dtypes).itemsize
 
 
 def for_each_member(members, parameters, statement, **names):
     """A device function ``apply(<parameters>)`` running ``statement`` for members ``0 ..
-    members - 1`` in order, ``{k}`` in it standing for the member's index, with ``names``
-    as its globals (``coop._core.items``'s way: one generated line per member)."""
-    source = f"def apply({parameters}):\n" + "".join(f"    {statement.format(k=k)}\n" for k in range(members))
+    members - 1`` in order, ``{m}`` in it standing for the member's subscript ``[k]``
+    (``members == 0``: once, for a plain value's single array, ``{m}`` standing for
+    nothing), with ``names`` as its globals (``coop._core.items``'s way: one generated line
+    per member)."""
+    subscripts = [f"[{k}]" for k in range(members)] if members else [""]
+    source = f"def apply({parameters}):\n" + "".join(f"    {statement.format(m=m)}\n" for m in subscripts)
     namespace = dict(names)
     exec(source, namespace)  # noqa: S102
     return device_function(namespace["apply"])

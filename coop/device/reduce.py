@@ -7,17 +7,17 @@ reduces each lane's items as a tree and the lanes with ``coop.warp.reduce``, and
 the tile into its running value in tile order; the block folds its warps' values in warp
 order into one partial. The last block to finish (a counter in global memory, after a
 fence: CUDA's threadfence reduction) reduces the partials in block order after
-``initial`` (``coop.block.load``, ``coop.block.reduce``). Every
-combination is in input order, so ``op`` needs to be associative only (CUB's needs to be
-commutative too). Values are converted to ``d_out``'s dtype as they are loaded and
-combined in it (CUB: the type of ``initial``).
+``initial``: each thread combines its run of them, then ``coop.block.reduce``. A partial
+warp tile is reduced the same way: each lane's valid items in order, then
+``coop.warp.reduce`` of one value per lane. Every combination is in input order, so
+``op`` needs to be associative only (CUB's needs to be commutative too). Values are
+converted to ``d_out``'s dtype as they are loaded and combined in it (CUB: the type of
+``initial``).
 
-Tuple values (``d_in`` and ``d_out`` tuples of arrays, ``coop.device._zip``) take the
-same steps member by member: each member's tile is loaded as an array of its own, the
-partials are an array per member, and a block's warps leave their values in shared
-memory as tuples (``coop._core.scratch``); a partial warp tile and the final pass
-combine each thread's items in order before ``coop.warp.reduce`` / ``coop.block.reduce``
-of one value per thread.
+Tuple values (``d_in`` and ``d_out`` tuples of arrays, ``coop.device._zip``) go through
+the same kernel: each member's tile is loaded as an array of its own, the partials are an
+array per member, and a block's warps leave their values in shared memory as tuples
+(``coop._core.scratch``); a plain value is the case of one array.
 """
 
 import functools
@@ -34,8 +34,8 @@ from coop._core.values import converter, value_type_of
 from coop.device._host import (check_length, device_array, device_operator, documented, launch, launch_stream,
                                resident_blocks, takes_temp_storage, temporary, zeroed_temporary)
 from coop.device.lookback import arrive
-from coop.device._zip import (for_each_member, host_value, is_zipped, local_arrays, tuple_bytes, value_dtype,
-                              zipped_arrays)
+from coop.device._zip import (for_each_member, host_value, is_zipped, local_arrays, members, value_bytes,
+                              value_dtype, zipped_arrays)
 
 __all__ = ["reduce", "sum"]
 
@@ -46,101 +46,24 @@ FINAL_ITEMS = 2 if SIMULATOR else 8
 
 
 @functools.lru_cache(maxsize=None)
-def _kernel(op, in_dtype, dtype, warps=WARPS, lane_bytes=LANE_BYTES):
-    """(kernel, warp tile, threads) reducing ``in_dtype`` values with ``op`` as
-    ``dtype``."""
-    in_type, value_type = np.dtype(in_dtype), np.dtype(dtype)
-    n_items = max(1, lane_bytes // in_type.itemsize)
+def _kernel(op, in_dtypes, dtypes, warps=WARPS, lane_bytes=LANE_BYTES):
+    """(kernel, warp tile, threads) reducing values of ``in_dtypes`` with ``op`` as
+    ``dtypes`` (dtypes, or tuples of dtypes for tuple values: ``d_in``, ``partials`` and
+    ``d_out`` are then tuples of arrays, see the module docstring)."""
+    value_type = value_type_of(dtypes)
+    convert = converter(value_type)
+    n_items = max(1, lane_bytes // value_bytes(in_dtypes))
     warp_tile = 32 * n_items
     threads = 32 * warps
     final_tile = threads * FINAL_ITEMS
     levels = (n_items - 1).bit_length()  # (of the tree over a lane's items)
-
-    @cuda.jit
-    def reduce_kernel(d_in, n, partials, done, initial, d_out):
-        loaded = cuda.local.array(n_items, in_type)
-        items = cuda.local.array(n_items, value_type)
-        last_items = cuda.local.array(FINAL_ITEMS, value_type)
-        warp_values = cuda.shared.array(warps, value_type)
-        warp_has = cuda.shared.array(warps, np.int32)
-        is_last = cuda.shared.array(1, np.int32)
-        warp = cuda.threadIdx.x // 32
-        tiles = (n + warp_tile - 1) // warp_tile
-        all_warps = cuda.gridDim.x * warps
-        mine = cuda.blockIdx.x * warps + warp
-        first, last = mine * tiles // all_warps, (mine + 1) * tiles // all_warps
-        running = items[0]  # (its type; the value is unused until ``has`` is set)
-        has = False
-        for tile in range(first, last):
-            base = tile * warp_tile
-            if base + warp_tile <= n:
-                coop.warp.load(d_in[base:], loaded, items_per_thread=n_items, algorithm="vectorize")
-                for i in range(n_items):
-                    items[i] = loaded[i]  # (converted; a copy the compiler removes)
-                # a tree over the lane's items, in order (a chain would wait on each op)
-                for level in range(levels):
-                    step = 1 << level
-                    for i in range(n_items // (2 * step) + 1):
-                        if 2 * step * i + step < n_items:
-                            items[2 * step * i] = op(items[2 * step * i], items[2 * step * i + step])
-                total = coop.warp.reduce(items[0], op)
-            else:
-                coop.warp.load(d_in[base:], loaded, items_per_thread=n_items, valid_items=n - base)
-                for i in range(n_items):
-                    items[i] = loaded[i]
-                total = coop.warp.reduce(items, op, valid_items=n - base)
-            running = op(running, total) if has else total
-            has = True
-        if cuda.laneid == 0:
-            warp_values[warp] = running
-            warp_has[warp] = has
-        cuda.syncthreads()
-        if cuda.threadIdx.x == 0:
-            block_value = warp_values[0]
-            block_has = False
-            for w in range(warps):
-                if warp_has[w]:
-                    block_value = op(block_value, warp_values[w]) if block_has else warp_values[w]
-                    block_has = True
-            partials[cuda.blockIdx.x] = block_value
-            arrive(done, 0, is_last)  # (the partial, then the arrival: the last block sees every partial)
-        cuda.syncthreads()
-        if is_last[0]:
-            cuda.threadfence()
-            count = cuda.gridDim.x
-            total_so_far = initial
-            for base in range(0, count, final_tile):
-                valid = min(count - base, final_tile)
-                coop.block.load(partials[base:], last_items, threads=threads, items_per_thread=FINAL_ITEMS,
-                                valid_items=valid)
-                total = coop.block.reduce(last_items, op, valid_items=valid, threads=threads)
-                total_so_far = op(total_so_far, total)
-            if cuda.threadIdx.x == 0:
-                d_out[0] = total_so_far
-
-    return reduce_kernel, warp_tile, threads
-
-
-@functools.lru_cache(maxsize=None)
-def _tuple_kernel(op, in_dtypes, dtypes, warps=WARPS, lane_bytes=LANE_BYTES):
-    """``_kernel`` for tuple values: ``in_dtypes`` and ``dtypes`` are tuples of dtypes, one
-    per member; ``d_in``, ``partials`` and ``d_out`` tuples of arrays (see the module
-    docstring)."""
-    members = len(dtypes)
-    value_type = value_type_of(dtypes)
-    convert = converter(value_type)
-    n_items = max(1, lane_bytes // tuple_bytes(in_dtypes))
-    warp_tile = 32 * n_items
-    threads = 32 * warps
-    final_tile = threads * FINAL_ITEMS
-    levels = (n_items - 1).bit_length()
-    read, write, _ = accessors(members)
+    read, write, _ = accessors(members(dtypes))
     loaded_arrays, item_arrays = local_arrays(n_items, in_dtypes), local_arrays(n_items, dtypes)
-    load_tile = for_each_member(members, "srcs, arrays, base",
-                                "coop.warp.load(srcs[{k}][base:], arrays[{k}], items_per_thread=N, "
+    load_tile = for_each_member(members(dtypes), "srcs, arrays, base",
+                                "coop.warp.load(srcs{m}[base:], arrays{m}, items_per_thread=N, "
                                 "algorithm='vectorize')", coop=coop, N=n_items)
-    load_part = for_each_member(members, "srcs, arrays, base, valid",
-                                "coop.warp.load(srcs[{k}][base:], arrays[{k}], items_per_thread=N, "
+    load_part = for_each_member(members(dtypes), "srcs, arrays, base, valid",
+                                "coop.warp.load(srcs{m}[base:], arrays{m}, items_per_thread=N, "
                                 "valid_items=valid)", coop=coop, N=n_items)
     warp_values = Region("warp_values", value_type, warps)
     allocate_warp_values = allocator(warp_values, ("coop.device.reduce", "warp_values"))
@@ -165,7 +88,7 @@ def _tuple_kernel(op, in_dtypes, dtypes, warps=WARPS, lane_bytes=LANE_BYTES):
             if base + warp_tile <= n:
                 load_tile(d_in, loaded, base)
                 for i in range(n_items):
-                    write(items, i, convert(read(loaded, i)))
+                    write(items, i, convert(read(loaded, i)))  # (a copy the compiler removes)
                 # a tree over the lane's items, in order (a chain would wait on each op)
                 for level in range(levels):
                     step = 1 << level
@@ -316,8 +239,7 @@ def _reduce(function, d_in, d_out, op, initial, stream):
     stream = launch_stream(stream)
     value_type = value_dtype(d_out)
     initial = host_value(function, "initial", initial, value_type)
-    kernels = _tuple_kernel if zipped else _kernel
-    kernel, warp_tile, threads = kernels(op, value_dtype(d_in), value_type)
+    kernel, warp_tile, threads = _kernel(op, value_dtype(d_in), value_type)
     if n == 0:
         for array, member, value in (zip(d_out, value_type, initial) if zipped else ((d_out, value_type, initial),)):
             array[:1].copy_to_device(np.array([value], member), stream=stream)

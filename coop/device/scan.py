@@ -2,21 +2,22 @@
 ``inclusive_sum``, ``exclusive_sum``, in one pass over the data.
 
 One kernel, one tile per block: a block claims the next tile in order
-(``coop.device.lookback.claim_tile``), loads it (``coop.block.load``, "warp_transpose"),
-scans it with ``coop.block.inclusive_scan`` / ``exclusive_scan`` whose prefix callback
-is the decoupled look-back (``coop.device.lookback.lookback_prefix``: the combination
-of every tile before it, published tile by tile in global memory), and stores it
-(``coop.block.store``); the last tile is partial (``valid_items``). The first tile has no
-predecessor: its prefix is ``initial`` (if any), and it publishes its inclusive value at
-once. Values are converted to ``d_out``'s dtype as they are loaded and combined in it.
-``op`` needs to be associative only.
+(``coop.device.lookback.claim_tile``) and loads it (``coop.block.load``,
+"warp_transpose"); each thread combines its items in order, the block scans those
+combinations (``coop.block.exclusive_scan`` of one value per thread, CUB's
+BlockScan::ExclusiveScan with a prefix callback) whose prefix callback is the decoupled
+look-back (``coop.device.lookback.lookback_prefix``: the combination of every tile before
+it, published tile by tile in global memory), each thread rescans its items from its
+exclusive prefix (what the block scan does with an items array), and the block stores
+the tile (``coop.block.store``); the last tile is partial (``valid_items``). The first
+tile has no predecessor: its prefix is ``initial`` (if any), and it publishes its
+inclusive value at once. Values are converted to ``d_out``'s dtype as they are loaded and
+combined in it. ``op`` needs to be associative only.
 
-Tuple values (``d_in`` and ``d_out`` tuples of arrays, ``coop.device._zip``): each
-member is loaded and stored as an array of its own; each thread combines its items in
-order into one tuple, the block scans those tuples (``coop.block.exclusive_scan`` of one
-value per thread, the look-back as its prefix callback), and each thread rescans its
-items from its exclusive prefix (what the block scan does with an items array, which
-cannot hold tuples). The look-back keeps a tuple's members in arrays of their own.
+Tuple values (``d_in`` and ``d_out`` tuples of arrays, ``coop.device._zip``) go through
+the same kernel: each member is loaded and stored as an array of its own, and the
+look-back keeps a tuple's members in arrays of their own; a plain value is the case of
+one array.
 """
 
 import functools
@@ -31,10 +32,10 @@ from coop._core.items import accessors
 from coop._core.values import converter, value_type_of
 from coop.device._host import (check_length, device_array, device_operator, documented, launch, launch_stream,
                                takes_temp_storage)
-from coop.device._tiles import BLOCK_THREADS, items_per_thread, tile_loader, tile_storer
+from coop.device._tiles import BLOCK_THREADS, tile_loader, tile_storer
 from coop.device.lookback import INCLUSIVE, TileStates, claim_tile, tile_access, tile_prefix
-from coop.device._zip import (for_each_member, host_value, is_zipped, local_arrays, tuple_bytes, value_dtype,
-                              zipped_arrays)
+from coop.device._zip import (for_each_member, host_value, is_zipped, local_arrays, members, value_bytes,
+                              value_dtype, zipped_arrays)
 
 __all__ = ["inclusive_scan", "exclusive_scan", "inclusive_sum", "exclusive_sum"]
 
@@ -46,73 +47,27 @@ TILE_BYTES_PER_THREAD = 16 if SIMULATOR else 96  # (4-byte values: 24 items per 
 
 
 @functools.lru_cache(maxsize=None)
-def _scan_kernel(op, in_dtype, dtype, exclusive, has_initial, threads=THREADS, n_items=None,
-                 algorithm=ALGORITHM):
-    in_type, value_type = np.dtype(in_dtype), np.dtype(dtype)
-    n_items = n_items or items_per_thread(TILE_BYTES_PER_THREAD, in_type, value_type)
-    tile_size = threads * n_items
-    temp_bytes = max(
-        coop.block.load.temp_storage_bytes(in_type, threads, n_items, algorithm="warp_transpose"),
-        coop.block.store.temp_storage_bytes(value_type, threads, n_items, algorithm="warp_transpose"),
-        coop.block.exclusive_scan.temp_storage_bytes(value_type, threads, algorithm=algorithm),
-    )
-    load, store = tile_loader(threads, n_items), tile_storer(threads, n_items)
-    prefix = tile_prefix(op, value_type)
-    publish, _ = tile_access(value_type)
-
-    @cuda.jit
-    def scan_kernel(d_in, d_out, n, status, aggregates, inclusives, epoch, initial):
-        temp = cuda.shared.array(temp_bytes, np.uint8, alignment=16)
-        tile_slot = cuda.shared.array(1, np.int32)
-        loaded = cuda.local.array(n_items, in_type)
-        items = cuda.local.array(n_items, value_type)
-        tile = claim_tile(status, (n + tile_size - 1) // tile_size, tile_slot)
-        base = tile * tile_size
-        valid = min(n - base, tile_size)
-        load(d_in[base:], loaded, valid, temp)
-        for i in range(n_items):
-            items[i] = loaded[i]  # (converted; a copy the compiler removes)
-        # (without an initial value the host passes a zero, which the prefix never reads: only
-        # tile 0 would, and it scans without one. A zero made here would be a float16
-        # constant for float16 values, which numba-cuda 0.30 emits as invalid IR.)
-        state = (status, aggregates, inclusives, tile, epoch, initial)
-        if tile == 0 and not has_initial:  # (an inclusive scan's first tile: nothing before it)
-            aggregate = coop.block.inclusive_scan(items, op, output=items, threads=threads, algorithm=algorithm,
-                                                  temp_storage=temp)
-            if cuda.threadIdx.x == 0:
-                publish(status, aggregates, inclusives, tile, epoch, INCLUSIVE, aggregate)
-        elif exclusive:
-            coop.block.exclusive_scan(items, op, output=items, prefix_op=prefix, prefix_state=state,
-                                      threads=threads, algorithm=algorithm, temp_storage=temp)
-        else:
-            coop.block.inclusive_scan(items, op, output=items, prefix_op=prefix, prefix_state=state,
-                                      threads=threads, algorithm=algorithm, temp_storage=temp)
-        store(d_out[base:], items, valid, temp)
-
-    return scan_kernel, tile_size
-
-
-@functools.lru_cache(maxsize=None)
-def _tuple_scan_kernel(op, in_dtypes, dtypes, exclusive, has_initial, threads=THREADS, algorithm=ALGORITHM):
-    """The scan of tuple values: ``in_dtypes`` and ``dtypes`` are tuples of dtypes, one per
-    member, ``d_in`` and ``d_out`` tuples of arrays (see the module docstring)."""
-    members = len(dtypes)
+def _scan_kernel(op, in_dtypes, dtypes, exclusive, has_initial, threads=THREADS, algorithm=ALGORITHM):
+    """(kernel, tile size) scanning values of ``in_dtypes`` with ``op`` as ``dtypes``
+    (dtypes, or tuples of dtypes for tuple values: ``d_in`` and ``d_out`` are then tuples
+    of arrays, see the module docstring)."""
+    count = members(dtypes)
     value_type = value_type_of(dtypes)
     convert = converter(value_type)
-    n_items = max(1, TILE_BYTES_PER_THREAD // max(tuple_bytes(in_dtypes), tuple_bytes(dtypes)))
+    n_items = max(1, TILE_BYTES_PER_THREAD // max(value_bytes(in_dtypes), value_bytes(dtypes)))
     tile_size = threads * n_items
     temp_bytes = max(
-        *(coop.block.load.temp_storage_bytes(t, threads, n_items, algorithm="warp_transpose") for t in in_dtypes),
-        *(coop.block.store.temp_storage_bytes(t, threads, n_items, algorithm="warp_transpose") for t in dtypes),
+        *(coop.block.load.temp_storage_bytes(t, threads, n_items, algorithm="warp_transpose")
+          for t in (in_dtypes if count else (in_dtypes,))),
+        *(coop.block.store.temp_storage_bytes(t, threads, n_items, algorithm="warp_transpose")
+          for t in (dtypes if count else (dtypes,))),
         coop.block.exclusive_scan.temp_storage_bytes(dtypes, threads, algorithm=algorithm),
     )
-    load = for_each_member(members, "srcs, arrays, base, valid, temp",
-                           "load(srcs[{k}][base:], arrays[{k}], valid, temp)",
+    load = for_each_member(count, "srcs, arrays, base, valid, temp", "load(srcs{m}[base:], arrays{m}, valid, temp)",
                            load=tile_loader(threads, n_items))
-    store = for_each_member(members, "dsts, arrays, base, valid, temp",
-                            "store(dsts[{k}][base:], arrays[{k}], valid, temp)",
+    store = for_each_member(count, "dsts, arrays, base, valid, temp", "store(dsts{m}[base:], arrays{m}, valid, temp)",
                             store=tile_storer(threads, n_items))
-    read, write, _ = accessors(members)
+    read, write, _ = accessors(count)
     loaded_arrays, item_arrays = local_arrays(n_items, in_dtypes), local_arrays(n_items, dtypes)
     prefix = tile_prefix(op, dtypes)
     publish, _ = tile_access(dtypes)
@@ -135,6 +90,9 @@ def _tuple_scan_kernel(op, in_dtypes, dtypes, exclusive, has_initial, threads=TH
             write(items, i, value)
             partial = convert(op(partial, value))
         # the combination of the items before the thread's (the tile's prefix first)
+        # (without an initial value the host passes a zero, which the prefix never reads: only
+        # tile 0 would, and it scans without one. A zero made here would be a float16
+        # constant for float16 values, which numba-cuda 0.30 emits as invalid IR.)
         if tile == 0 and not has_initial:  # (an inclusive scan's first tile: nothing before it)
             running, aggregate = coop.block.exclusive_scan(partial, op, threads=threads, algorithm=algorithm,
                                                            return_aggregate=True, temp_storage=temp)
@@ -177,15 +135,11 @@ def _scan(function, d_in, d_out, op, initial, exclusive, stream):
                                  "init_value)")
     value_type = value_dtype(d_out)
     has_initial = initial is not None
-    if zipped:
-        seed = host_value(function, "initial", initial if has_initial else (0,) * len(d_out), value_type)
-        kernels = _tuple_scan_kernel
-    else:
-        seed = host_value(function, "initial", initial if has_initial else 0, value_type)
-        kernels = _scan_kernel
+    zero = (0,) * len(d_out) if zipped else 0
+    seed = host_value(function, "initial", initial if has_initial else zero, value_type)
     if n == 0:
         return
-    scan_kernel, tile_size = kernels(op, value_dtype(d_in), value_type, exclusive, has_initial)
+    scan_kernel, tile_size = _scan_kernel(op, value_dtype(d_in), value_type, exclusive, has_initial)
     tiles = -(-n // tile_size)
     states = TileStates(tiles, value_type, stream)
     launch(scan_kernel, tiles, THREADS, stream, d_in, d_out, n, *states.arrays, states.epoch, seed)

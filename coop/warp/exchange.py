@@ -153,7 +153,7 @@ def _specialise(name, form, items, output, ranks, threads, items_per_thread, wid
 def _structured(name, form, items, output, threads, items_per_thread, width, temp_storage):
     exchange = _specialise(name, form, items, output, None, threads, items_per_thread, width, temp_storage)
 
-    def impl(items, output, threads=None, items_per_thread=None, width=32, temp_storage=None):
+    def impl(items, output, temp_storage):
         exchange(items, output, None, temp_storage)
 
     return impl
@@ -374,7 +374,7 @@ def scatter_to_striped(items, output, ranks, threads=None, items_per_thread=None
         items, output, ranks, threads, items_per_thread, width, temp_storage,
     )
 
-    def impl(items, output, ranks, threads=None, items_per_thread=None, width=32, temp_storage=None):
+    def impl(items, output, ranks, temp_storage):
         exchange(items, output, ranks, temp_storage)
 
     return impl

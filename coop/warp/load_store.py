@@ -215,8 +215,7 @@ def load(src, items, width=32, items_per_thread=None, algorithm="direct", valid_
         threads, temp_storage, True,
     )
 
-    def impl(src, items, width=32, items_per_thread=None, algorithm="direct", valid_items=None, oob_default=None,
-             threads=None, temp_storage=None):
+    def impl(src, items, valid_items, oob_default, temp_storage):
         warp_move(src, items, valid_items, oob_default, temp_storage)
 
     return impl
@@ -297,8 +296,7 @@ def store(dst, items, width=32, items_per_thread=None, algorithm="direct", valid
         temp_storage, False,
     )
 
-    def impl(dst, items, width=32, items_per_thread=None, algorithm="direct", valid_items=None, threads=None,
-             temp_storage=None):
+    def impl(dst, items, valid_items, temp_storage):
         warp_move(dst, items, valid_items, None, temp_storage)
 
     return impl

@@ -134,14 +134,14 @@ def _specialise_reduce(name, value, op, width, valid_items, to_all_lanes):
 
     if partial and is_items:
 
-        def impl(value, op, width=32, valid_items=None):
+        def impl(value, op, valid_items):
             return warp_reduce_items_partial(
                 value, op, convert, down, idx, lanes, valid_items, to_all_lanes
             )
 
     elif partial:
 
-        def impl(value, op, width=32, valid_items=None):
+        def impl(value, op, valid_items):
             return warp_reduce_partial(
                 value, op, convert, down, idx, lanes, valid_items, to_all_lanes
             )
@@ -149,25 +149,25 @@ def _specialise_reduce(name, value, op, width, valid_items, to_all_lanes):
     elif has_warp_sum(dtype) and is_function(op, operator.add, add) and is_items:
         # integer sums: one redux.sync gives every lane the total
 
-        def impl(value, op, width=32, valid_items=None):
+        def impl(value, op):
             _, mask = logical_warp(lanes)
             return warp_sum(mask, reduce_items(value, op, convert))
 
     elif has_warp_sum(dtype) and is_function(op, operator.add, add):
 
-        def impl(value, op, width=32, valid_items=None):
+        def impl(value):
             _, mask = logical_warp(lanes)
             return warp_sum(mask, value)
 
     elif is_items:
 
-        def impl(value, op, width=32, valid_items=None):
+        def impl(value, op):
             total = reduce_items(value, op, convert)
             return warp_reduce(total, op, convert, down, xor, lanes, to_all_lanes)
 
     else:
 
-        def impl(value, op, width=32, valid_items=None):
+        def impl(value, op):
             return warp_reduce(value, op, convert, down, xor, lanes, to_all_lanes)
 
     return impl
@@ -183,18 +183,18 @@ def _specialise_sum(name, reduction, value, width, valid_items):
     if counted:
         count = counter(is_items, partial)
 
-        def impl(value, width=32, valid_items=None):
+        def impl(value, valid_items):
             lane, _ = logical_warp(lanes)
             return reduction(count(value, lane, valid_items), add, lanes)
 
     elif not partial:
 
-        def impl(value, width=32, valid_items=None):
+        def impl(value):
             return reduction(value, add, lanes)
 
     else:
 
-        def impl(value, width=32, valid_items=None):
+        def impl(value, valid_items):
             return reduction(value, add, lanes, valid_items)
 
     return impl
@@ -453,7 +453,7 @@ def _specialise_segmented(name, value, flag, op, width, head_segmented):
     convert = converter(dtype)
     down = shuffler(DOWN, lanes)
 
-    def impl(value, flag, op, width=32):
+    def impl(value, flag, op):
         return segmented_reduce(value, flag, op, convert, down, lanes, head_segmented)
 
     return impl

@@ -58,7 +58,7 @@ def inclusive_scan_lanes(x, op, convert, mask, width):
     add predicated on it)."""
     if is_function(op, operator.add, add) and has_up_sum_step(x):
 
-        def impl(x, op, convert, mask, width):
+        def impl(x, mask, width):
             c = (32 - width) << 8  # clamp(UP, width)
             offset = 1
             while offset < width:
@@ -88,12 +88,12 @@ def exclusive_from_inclusive(inclusive, x, op, convert, up, mask):
     the inclusive result of the lane below, shuffled up. Lane 0's is unspecified."""
     if isinstance(types.unliteral(x), types.Integer) and is_function(op, operator.add, add):
 
-        def impl(inclusive, x, op, convert, up, mask):
+        def impl(inclusive, x, convert):
             return convert(difference(inclusive, x))
 
     else:
 
-        def impl(inclusive, x, op, convert, up, mask):
+        def impl(inclusive, up, mask):
             return up(mask, inclusive, 1)
 
     return impl
@@ -236,19 +236,19 @@ def inclusive_scan(value, op, output=None, width=32, return_aggregate=False):
     check_output = output_check(sig.primitive, is_items)
     if is_items:
 
-        def impl(value, op, output=None, width=32, return_aggregate=False):
+        def impl(value, op, output):
             check_output(value, output)
             return inclusive_scan_warp_items(value, output, op, convert, up, idx, lanes)
 
     elif with_aggregate:
 
-        def impl(value, op, output=None, width=32, return_aggregate=False):
+        def impl(value, op):
             inclusive, _, aggregate = scan_lanes(value, op, convert, up, idx, lanes)
             return inclusive, aggregate
 
     else:
 
-        def impl(value, op, output=None, width=32, return_aggregate=False):
+        def impl(value, op):
             _, mask = logical_warp(lanes)
             return inclusive_scan_lanes(value, op, convert, mask, lanes)
 
@@ -334,7 +334,7 @@ def exclusive_scan(value, op, initial=None, output=None, width=32, return_aggreg
     check_output = output_check(sig.primitive, is_items)
     if is_items and seeded:
 
-        def impl(value, op, initial=None, output=None, width=32, return_aggregate=False):
+        def impl(value, op, initial, output):
             check_output(value, output)
             return exclusive_scan_warp_items(
                 value, output, op, convert, up, idx, lanes, convert(initial)
@@ -342,31 +342,31 @@ def exclusive_scan(value, op, initial=None, output=None, width=32, return_aggreg
 
     elif is_items:
 
-        def impl(value, op, initial=None, output=None, width=32, return_aggregate=False):
+        def impl(value, op, output):
             check_output(value, output)
             return exclusive_scan_warp_items_unseeded(value, output, op, convert, up, idx, lanes)
 
     elif seeded and with_aggregate:
 
-        def impl(value, op, initial=None, output=None, width=32, return_aggregate=False):
+        def impl(value, op, initial):
             _, exclusive, aggregate = scan_lanes(value, op, convert, up, idx, lanes)
             return seeded_exclusive(exclusive, op, convert, convert(initial), lanes), aggregate
 
     elif seeded:
 
-        def impl(value, op, initial=None, output=None, width=32, return_aggregate=False):
+        def impl(value, op, initial):
             _, exclusive, _ = scan_lanes(value, op, convert, up, idx, lanes)
             return seeded_exclusive(exclusive, op, convert, convert(initial), lanes)
 
     elif with_aggregate:
 
-        def impl(value, op, initial=None, output=None, width=32, return_aggregate=False):
+        def impl(value, op):
             _, exclusive, aggregate = scan_lanes(value, op, convert, up, idx, lanes)
             return exclusive, aggregate
 
     else:
 
-        def impl(value, op, initial=None, output=None, width=32, return_aggregate=False):
+        def impl(value, op):
             _, exclusive, _ = scan_lanes(value, op, convert, up, idx, lanes)
             return exclusive
 
@@ -383,22 +383,22 @@ def _specialise_sum(name, scan, value, output, width, return_aggregate, exclusiv
     # The sum forwards to the general scan, with the constants it was specialised for.
     if exclusive and is_items:
 
-        def impl(value, output=None, width=32, return_aggregate=False):
+        def impl(value, output):
             return scan(value, add, zero(0), output, lanes)
 
     elif exclusive:
 
-        def impl(value, output=None, width=32, return_aggregate=False):
+        def impl(value):
             return scan(widen(value), add, zero(0), None, lanes, with_aggregate)
 
     elif is_items:
 
-        def impl(value, output=None, width=32, return_aggregate=False):
+        def impl(value, output):
             return scan(value, add, output, lanes)
 
     else:
 
-        def impl(value, output=None, width=32, return_aggregate=False):
+        def impl(value):
             return scan(widen(value), add, None, lanes, with_aggregate)
 
     return impl
@@ -576,7 +576,7 @@ def broadcast(value, src_lane, width=32):
     lanes = sig.width(width)
     idx = shuffler(IDX, lanes)
 
-    def impl(value, src_lane, width=32):
+    def impl(value, src_lane):
         _, mask = logical_warp(lanes)
         return idx(mask, value, src_lane)
 

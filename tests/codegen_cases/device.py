@@ -101,12 +101,12 @@ def device_tuple_cases(dtypes):
     initial = tuple(d.type(0) for d in dtypes)
     label = "-".join(d.name for d in dtypes)
     for exclusive, has_initial in ((False, False), (False, True), (True, True)):
-        kernel, _ = scan._tuple_scan_kernel(_segmented_sum, dtypes, dtypes, exclusive, has_initial)
+        kernel, _ = scan._scan_kernel(_segmented_sum, dtypes, dtypes, exclusive, has_initial)
         form = "exclusive" if exclusive else "inclusive" if has_initial else "inclusive-without-initial"
         case(f"device-tuple-scan-{form}-{label}", _types_of(values, values, 1, *_tile_states(dtypes),
                                                             initial))(kernel)
     for name, op in (("segmented_sum", _segmented_sum), ("argmax", coop.ops.argmax)):
-        kernel, _, _ = reduce._tuple_kernel(op, dtypes, dtypes)
+        kernel, _, _ = reduce._kernel(op, dtypes, dtypes)
         case(f"device-tuple-reduce-{name}-{label}", _types_of(values, 1, values, _array(np.uint32), initial,
                                                               values))(kernel)
 

@@ -277,13 +277,17 @@ def word_array(words, space, name, takes_unused):
 
 def local_array_tuple(count, member_types):
     """An intrinsic ``allocate()`` giving a tuple of ``cuda.local.array(count, member)``,
-    one per Numba type of ``member_types``."""
-    result = types.Tuple([types.Array(member, 1, "C") for member in member_types])
+    one per Numba type of ``member_types`` (a tuple; one Numba type: that one array)."""
+    single = not isinstance(member_types, tuple)
+    if single:
+        member_types = (member_types,)
+    arrays = [types.Array(member, 1, "C") for member in member_types]
+    result = arrays[0] if single else types.Tuple(arrays)
 
     def codegen(context, builder, sig, args):
         arrays = [lower_static_array(context, builder, (count,), member, "local", "_cudapy_lmem")
                   for member in member_types]
-        return context.make_tuple(builder, sig.return_type, arrays)
+        return arrays[0] if single else context.make_tuple(builder, sig.return_type, arrays)
 
     @intrinsic
     def allocate(typingctx):
