@@ -44,7 +44,8 @@ import tempfile
 import time
 
 HERE = pathlib.Path(__file__).resolve().parent
-REPO = HERE.parent
+# the coop measured: this checkout's, or in a child measuring --baseline, that checkout's
+REPO = pathlib.Path(os.environ.get("COOP_MEASURED_REPO", HERE.parent))
 for path in (str(REPO), str(HERE)):
     if path not in sys.path:
         sys.path.insert(0, path)
@@ -268,7 +269,7 @@ def child_command(spec, modules, ptxas, calls=False):
 
 
 def child_environment(repo):
-    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="0")
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="0", COOP_MEASURED_REPO=str(repo))
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(repo), env.get("PYTHONPATH")]))
     return env
 

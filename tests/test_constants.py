@@ -119,6 +119,9 @@ def test_a_body_takes_the_public_signature_with_its_own_code():
     assert body.__code__.co_name == implementation.__code__.co_name
     assert implementation(1, None) == 6
     assert implementation(1, None, op=lambda a, b: a * b, temp_storage=3) == 3
+    # closures of one generator share the copy's code, each with its own values
+    other = constants.with_parameters(make_body(7), signature)
+    assert other.__code__ is implementation.__code__ and other(1, None) == 8
     # a copy of a copy (a pruned body, say) keeps its source
     pruned = constants.without_dead_branches(make_variant(True, 64, None))
     assert constants.with_parameters(pruned, inspect.signature(lambda x, y, z=1: 0))(3, 4) == pruned(3, 4)

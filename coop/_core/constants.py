@@ -28,8 +28,10 @@ import ast
 import functools
 import inspect
 import linecache
+import re
 import textwrap
 import threading
+import types
 from copy import deepcopy
 
 import numpy as np
@@ -100,8 +102,12 @@ def _copy(fn, bound):
     source = _source(fn)
     if source is None:
         return None
-    text, assigned = source
-    function = _function(text)
+    function = _function(source)
+    code = fn.__code__
+    if code not in _ASSIGNED:
+        stores = [n.id for n in ast.walk(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)]
+        _ASSIGNED[code] = {name: stores.count(name) for name in stores}
+    assigned = _ASSIGNED[code]
     parameters = function.args
     names = [a.arg for a in parameters.posonlyargs + parameters.args]
     if set(bound) - set(names):
@@ -129,30 +135,58 @@ def _copy(fn, bound):
 def with_parameters(fn, signature):
     """A copy of ``fn`` taking the parameters of ``signature`` (an ``inspect.Signature``:
     names and defaults), of which ``fn``'s are some, by name: the same code, compiled from
-    ``fn``'s source as the copies above (nothing pruned). None where the source cannot be
-    read. Raises ValueError where ``fn`` reads a name of ``signature`` it does not take
-    (from its closure or globals): as a parameter, the name would mean the argument."""
+    ``fn``'s source as the copies above (nothing pruned), and ``fn``'s closure. None where
+    the source cannot be read. Raises ValueError where ``fn`` reads a name of
+    ``signature`` it does not take (from its closure or globals): as a parameter, the name
+    would mean the argument. The copy's code is compiled once per code of ``fn`` and list
+    of parameters: closures a generator makes share it."""
+    names = tuple(signature.parameters)
+    defaults = tuple(p.default for p in signature.parameters.values() if p.default is not inspect.Parameter.empty)
+    key = (fn.__code__, names, len(defaults))
     with SOURCE_LOCK:
-        function = _tree(fn)
-        if function is None:
-            return None
-        taken = {a.arg for a in function.args.args}
-        local = taken | set(fn.__code__.co_varnames) | set(fn.__code__.co_cellvars)
-        read = {node.id for node in ast.walk(function) if isinstance(node, ast.Name)} - local
-        shadowed = sorted(read & set(signature.parameters))
-        if shadowed:
-            raise ValueError(f"{fn.__qualname__} reads {shadowed} from outside, which are parameters of the "
-                             f"primitive: take them as parameters, or rename the outside names")
-        values = {name: cell.cell_contents for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ())}
-        arguments, defaults = [], []
-        for position, parameter in enumerate(signature.parameters.values()):
-            arguments.append(ast.arg(arg=parameter.name))
-            if parameter.default is not inspect.Parameter.empty:
-                values[f"_default_{position}"] = parameter.default
-                defaults.append(ast.Name(id=f"_default_{position}", ctx=ast.Load()))
-        function.args = _located(ast.arguments(posonlyargs=[], args=arguments, vararg=None, kwonlyargs=[],
-                                               kw_defaults=[], kwarg=None, defaults=defaults), function.lineno)
-        return _build(fn, function, values)
+        if key not in _WITH_PARAMETERS:
+            _WITH_PARAMETERS[key] = _code_with_parameters(fn, names, len(defaults))
+        code = _WITH_PARAMETERS[key]
+    if code is None:
+        return None
+    cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
+    copy = types.FunctionType(code, fn.__globals__, fn.__name__, defaults,
+                              tuple(cells[name] for name in code.co_freevars))
+    copy.__qualname__, copy.__module__, copy.__doc__ = fn.__qualname__, fn.__module__, fn.__doc__
+    return copy
+
+
+_WITH_PARAMETERS = {}  # {(code of a body, parameter names, number of defaults): code of its copy, or None}
+
+
+def _code_with_parameters(fn, names, default_count):
+    function = _tree(fn)
+    if function is None:
+        return None
+    local = {a.arg for a in function.args.args} | set(fn.__code__.co_varnames) | set(fn.__code__.co_cellvars)
+    # names of the code objects (attributes too): the source is walked only where one is a
+    # parameter's name
+    suspects = (set(names) - local) & _code_names(fn.__code__)
+    read = {node.id for node in ast.walk(function) if isinstance(node, ast.Name)} - local if suspects else set()
+    shadowed = sorted(read & set(names))
+    if shadowed:
+        raise ValueError(f"{fn.__qualname__} reads {shadowed} from outside, which are parameters of the "
+                         f"primitive: take them as parameters, or rename the outside names")
+    # (the defaults' values are the copy's own, given when it is made: placeholders here)
+    at = _place(function.lineno)
+    function.args = ast.arguments(posonlyargs=[], args=[ast.arg(arg=name, **at) for name in names], vararg=None,
+                                  kwonlyargs=[], kw_defaults=[], kwarg=None,
+                                  defaults=[ast.Constant(value=None, **at)] * default_count)
+    return _build(fn, function, dict.fromkeys(fn.__code__.co_freevars)).__code__
+
+
+def _code_names(code):
+    """The global, attribute, free and local names of ``code`` and the code nested in it."""
+    names = set(code.co_names) | set(code.co_freevars) | set(code.co_varnames)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _code_names(const)
+    return names
 
 
 def _tree(fn):
@@ -162,15 +196,15 @@ def _tree(fn):
     if tree is not None:
         return deepcopy(tree)
     source = _source(fn)
-    return None if source is None else _function(source[0])
+    return None if source is None else _function(source)
 
 
 _SOURCES = {}
+_ASSIGNED = {}  # {code: {name: times assigned in its source}}
 
 
 def _source(fn):
-    """``(source, {name: times assigned in it})`` of ``fn``'s code, the source padded so that
-    it parses at its own line numbers, if the file read now compiles to that code, else
+    """The source of ``fn``'s code, padded so that it parses at its own line numbers, if the file read now compiles to that code, else
     None (no source, or a file changed since it was imported). Closures made by one
     generator share one code object: cached by it."""
     code = fn.__code__
@@ -194,8 +228,7 @@ def _read_source(fn):
         if (same.co_code, same.co_names, same.co_varnames, same.co_freevars, same.co_consts[1:]) == (
             code.co_code, code.co_names, code.co_varnames, code.co_freevars, code.co_consts[1:]
         ):
-            stores = [n.id for n in ast.walk(_function(text)) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)]
-            return text, {name: stores.count(name) for name in stores}
+            return text
     return None
 
 
@@ -229,22 +262,28 @@ def _function(text):
     return function
 
 
+_IMPORT_STATEMENT = re.compile(r"^(?:import|from)[ \t][^\n(]*(?:\([^)]*\)[^\n]*)?", re.M)
+
+
 @functools.lru_cache(maxsize=None)
 def _imports(filename):
-    """The import statements at the top level of a source file (read from its import
-    lines alone where they parse by themselves: quicker than the whole file)."""
-    lines, statement = [], []
-    for line in linecache.getlines(filename):
-        if statement or line.startswith(("import ", "from ")):
-            statement.append(line)
-            if statement[0].count("(") <= "".join(statement).count(")"):
-                lines += statement
-                statement = []
+    """The import statements at the top level of a source file, under an ``if False:``
+    (read from its import lines alone where they parse by themselves: quicker than the
+    whole file)."""
+    text = "".join(linecache.getlines(filename))
     try:
-        tree = ast.parse("".join(lines))
+        tree = ast.parse("\n".join(match.group(0) for match in _IMPORT_STATEMENT.finditer(text)))
     except SyntaxError:
-        tree = ast.parse("".join(linecache.getlines(filename)))
-    return tuple(node for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom)))
+        tree = ast.parse(text)
+    imports = _located(ast.If(test=ast.Constant(value=False), body=[ast.Pass()], orelse=[]), 1)
+    imports.body += [node for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom))]
+    return imports
+
+
+def _place(line):
+    """The location attributes of a new node at ``line`` (given to its constructor:
+    quicker than ``_located``)."""
+    return {"lineno": line, "end_lineno": line, "col_offset": 0, "end_col_offset": 0}
 
 
 def _located(node, line):
@@ -263,18 +302,16 @@ def _build(fn, function, values):
     # fn's module's imports, never run: Python compiles ``module.f()`` differently
     # (LOAD_ATTR, not LOAD_METHOD) when ``module`` was imported, and the copy's code
     # should be fn's
-    imports = _located(ast.If(test=ast.Constant(value=False), body=[ast.Pass()], orelse=[]), line)
-    imports.body += _imports(fn.__code__.co_filename)
+    imports = _imports(fn.__code__.co_filename)
     # a factory taking the free variables, so that the copy's names resolve as fn's do
-    factory = _located(
-        ast.FunctionDef(
-            name="_bind",
-            args=ast.arguments(posonlyargs=[], args=[ast.arg(arg=name) for name in values], vararg=None,
-                               kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[]),
-            body=[ast.Return(value=ast.Name(id=function.name, ctx=ast.Load()))],
-            decorator_list=[],
-        ),
-        line,
+    at = _place(line)
+    factory = ast.FunctionDef(
+        name="_bind",
+        args=ast.arguments(posonlyargs=[], args=[ast.arg(arg=name, **at) for name in values], vararg=None,
+                           kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[]),
+        body=[ast.Return(value=ast.Name(id=function.name, ctx=ast.Load(), **at), **at)],
+        decorator_list=[],
+        **at,
     )
     factory.body.insert(0, function)
     namespace = {}

@@ -8,7 +8,8 @@ implementation: what it compares, shuffles or scatters is a value, and coop's sc
 and shuffles take tuple values.
 
 ``local_arrays(count, dtypes)`` gives ``allocate()``, which makes a tuple of
-``cuda.local.array(count, dtype)``, one per dtype: the items of a tile of tuples of
+``cuda.local.array(count, dtype)``, one per dtype (for one dtype, that one array, so that
+code written for tuples serves plain values too): the items of a tile of tuples of
 different types (Numba has no loop over the members of such a tuple, and a device
 function may not return an array it makes).
 """

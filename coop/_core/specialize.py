@@ -149,15 +149,20 @@ def _implementing(qualname, generator, signature):
     """``generator``, returning an implementation with the public ``signature`` where it
     returns a body (see the module docstring)."""
     public = tuple(signature.parameters)
+    defaults = tuple(p.default for p in signature.parameters.values() if p.default is not inspect.Parameter.empty)
 
     @functools.wraps(generator)
     def specialise(*args, **kwargs):
         body = generator(*args, **kwargs)
         if body is None:
             return None
-        if inspect.signature(body) == signature:
-            return body
-        taken = tuple(inspect.signature(body).parameters)
+        code = getattr(body, "__code__", None)
+        if code is not None and not code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS):
+            taken = code.co_varnames[:code.co_argcount]  # (quicker than inspect.signature)
+            if taken == public and (body.__defaults__ or ()) == defaults:
+                return body
+        else:
+            taken = tuple(inspect.signature(body).parameters)
         unknown = [name for name in taken if name not in public]
         if unknown:
             raise TypeError(f"{qualname}'s generator returned a body taking {unknown}, which are not "
