@@ -35,6 +35,7 @@ import warnings
 import pytest
 
 import coop
+from coop._core import specialize
 from coop._core.docs import PARAGRAPHS
 from coop._core.namespace import namespaces
 
@@ -175,9 +176,12 @@ def _run(code, where):
     """Run an example; a warning it prints (an overflow on the simulator...) fails it."""
     _check_import_order(code, where)
     namespace = {"__name__": "coop_example_" + re.sub(r"\W", "_", where)}
+    called = set(specialize.CALLED_BODIES)
     with warnings.catch_warnings():
         warnings.simplefilter("error", RuntimeWarning)
         exec(compile(code, f"<example {where}>", "exec"), namespace)
+    # every body coop's primitives return is made into their implementation from its source
+    assert specialize.CALLED_BODIES == called, f"{where}: bodies called, not copied: {specialize.CALLED_BODIES - called}"
 
 
 # -- the tests ----------------------------------------------------------------------------

@@ -179,7 +179,16 @@ def _implementation(qualname, signature, body, taken):
         copy = with_parameters(inspect.unwrap(body), signature)
     except ValueError as error:
         raise TypeError(f"{qualname}'s body: {error}") from None
-    return copy or _with_public_signature(signature, body, taken)
+    if copy is not None:
+        return copy
+    CALLED_BODIES.add(f"{qualname}: {getattr(body, '__qualname__', body)}")
+    return _with_public_signature(signature, body, taken)
+
+
+#: The bodies whose source could not be read, so that their implementations call them
+#: (a function more to compile): ``"qualname: body"``. None of coop's own should be here
+#: (the docs tests check that their examples add none).
+CALLED_BODIES = set()
 
 
 def _with_public_signature(signature, inner, names, check=None):
