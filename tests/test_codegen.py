@@ -148,3 +148,35 @@ def test_missing_nvrtc_is_found_by_the_probe(tmp_path, required):
         assert run.returncode == 1 and re.fullmatch(r"\d+ deselected, 2 errors in .*", summary), run.stdout[-4000:]
     else:
         assert run.returncode == 0 and re.fullmatch(r"\d+ skipped in .*", summary), run.stdout[-4000:]
+
+
+FALLBACK = """
+import inspect
+import coop
+from coop._core import specialize
+from coop._core.compilers import numba_cuda
+from numba import cuda
+
+def public(x, y, threads=None):
+    pass
+namespace = {}
+exec("def impl(x, y):\\n    return x + 2 * y\\n", namespace)  # (a body without source)
+implementation = specialize._implementation("coop.test", inspect.signature(public), namespace["impl"], ("x", "y"))
+assert specialize.CALLED_BODIES == {"coop.test: impl"}, specialize.CALLED_BODIES
+run = numba_cuda.register_jitable(implementation)
+
+def kernel(out):
+    out[0] = run(out[1], out[2])
+
+ptx, _ = cuda.compile_ptx(kernel, "void(int32[:])", cc=(9, 0))
+print("ok" if "mad.lo.s32" in ptx or "shl.b32" in ptx or "add.s32" in ptx else ptx)
+"""
+
+
+def test_a_body_without_source_compiles_as_a_call():
+    """Where a body's source cannot be read, its implementation calls it: compiled, the
+    body is then made a device function (a plain function is no global Numba can call)."""
+    env = dict(compile_env(), NUMBA_ENABLE_CUDASIM="0")
+    run = subprocess.run([sys.executable, "-c", FALLBACK], cwd=HERE, env=env, capture_output=True, text=True,
+                         timeout=300)
+    assert run.returncode == 0 and run.stdout.strip() == "ok", run.stderr[-3000:] + run.stdout[-2000:]

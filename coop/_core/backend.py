@@ -132,6 +132,8 @@ else:
 def device_function(fn):
     """A building block that implementations call: a ``register_jitable`` function when
     compiled (inlined by NVVM), plain Python under the simulator."""
-    if SIMULATOR:
+    if SIMULATOR or getattr(fn, "_coop_device_function", False):
         return fn
-    return numba_cuda.register_jitable(fn)
+    fn = numba_cuda.register_jitable(fn)
+    fn._coop_device_function = True  # (registered once)
+    return fn

@@ -204,9 +204,10 @@ _ASSIGNED = {}  # {code: {name: times assigned in its source}}
 
 
 def _source(fn):
-    """The source of ``fn``'s code, padded so that it parses at its own line numbers, if the file read now compiles to that code, else
-    None (no source, or a file changed since it was imported). Closures made by one
-    generator share one code object: cached by it."""
+    """The source of ``fn``'s code, padded so that it parses at its own line numbers, if
+    the file read now compiles to that code, else None (no source, or a file changed
+    since it was imported). Closures made by one generator share one code object: cached
+    by it."""
     code = fn.__code__
     if code not in _SOURCES:
         _SOURCES[code] = _read_source(fn)

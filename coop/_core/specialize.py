@@ -182,7 +182,7 @@ def _implementation(qualname, signature, body, taken):
     if copy is not None:
         return copy
     CALLED_BODIES.add(f"{qualname}: {getattr(body, '__qualname__', body)}")
-    return _with_public_signature(signature, body, taken)
+    return _with_public_signature(signature, device_function(body), taken)
 
 
 #: The bodies whose source could not be read, so that their implementations call them
