@@ -124,8 +124,8 @@ def local_arrays(count, dtypes):
     """A function ``allocate()`` returning a tuple of ``cuda.local.array(count, dtype)``,
     one per dtype of ``dtypes`` (a tuple or list; for one dtype, that one array); like those,
     registers once the accesses are at constant indices."""
+    single = not isinstance(dtypes, (tuple, list))
     if SIMULATOR:
-        single = not isinstance(dtypes, (tuple, list))
 
         def allocate():
             # (zeroed: the items a partial tile leaves unspecified are combined, and
@@ -140,6 +140,6 @@ def local_arrays(count, dtypes):
 
     from coop._core.compilers import numba_cuda_intrinsics as compiled
 
-    if not isinstance(dtypes, (tuple, list)):
+    if single:
         return compiled.local_array_tuple(count, from_dtype(np.dtype(dtypes)))
     return compiled.local_array_tuple(count, tuple(from_dtype(np.dtype(dtype)) for dtype in dtypes))

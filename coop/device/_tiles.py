@@ -3,7 +3,8 @@
 - ``BLOCK_THREADS``: their block size (small on the simulator, which runs a Python
   thread per CUDA thread).
 - ``items_per_thread(tile_bytes, *dtypes)``: items per thread when each thread's share of
-  a tile is ``tile_bytes`` of the widest of ``dtypes`` (at least one).
+  a tile is ``tile_bytes`` of the widest of ``dtypes`` (at least one; a tuple of dtypes, of
+  tuple values, counts the bytes of its members).
 - ``tile_loader`` / ``tile_storer(threads, items_per_thread, algorithm="warp_transpose")``
   give ``load(src, items, valid, temp_storage)`` / ``store(dst, items, valid,
   temp_storage)``, coop.block.load / store with ``algorithm`` ("warp_transpose" is CUB's
@@ -25,7 +26,14 @@ BLOCK_THREADS = 32 if SIMULATOR else 256
 
 
 def items_per_thread(tile_bytes, *dtypes):
-    return max(1, tile_bytes // max(np.dtype(dtype).itemsize for dtype in dtypes))
+    return max(1, tile_bytes // max(_value_bytes(dtype) for dtype in dtypes))
+
+
+def _value_bytes(dtype):
+    """Bytes of one value of ``dtype``: a tuple's, member by member (no padding)."""
+    if isinstance(dtype, tuple):
+        return sum(np.dtype(member).itemsize for member in dtype)
+    return np.dtype(dtype).itemsize
 
 
 def _whole_or_partial(access, threads, items_per_thread, algorithm):

@@ -21,8 +21,7 @@ wording; a member is named ``d_in[k]``):
   a tuple of as many arrays, each at least ``out_length`` long (default ``n``). The sums
   take no tuples: for them (``instead`` names the function to use) it raises.
 - ``value_dtype(x)``: the dtype of an array, a tuple of dtypes for a tuple of arrays;
-  ``members(dtypes)``: how many (0 for one dtype); ``value_bytes(dtypes)``: the bytes of
-  one value (a tuple's, member by member).
+  ``members(dtypes)``: how many (0 for one dtype).
 - ``host_value(function, name, value, dtype)``: a value given on the host (``initial``)
   as a kernel argument of ``dtype``: for a tuple of dtypes, a tuple of as many values.
 
@@ -35,14 +34,12 @@ Device side:
   nothing for a plain value's single array).
 """
 
-import numpy as np
-
 from coop._core.backend import device_function
 from coop._core.errors import ArgumentTypeError, ArgumentValueError
 from coop._core.items import local_arrays
 from coop.device._host import check_length, device_array
 
-__all__ = ["is_zipped", "zipped_arrays", "value_dtype", "members", "value_bytes", "host_value", "local_arrays", "for_each_member"]
+__all__ = ["is_zipped", "zipped_arrays", "value_dtype", "members", "host_value", "local_arrays", "for_each_member"]
 
 
 def is_zipped(d_in, d_out):
@@ -121,13 +118,6 @@ def host_value(function, name, value, dtype):
 def members(dtypes):
     """The number of members of tuple values of ``dtypes`` (0 for one dtype)."""
     return len(dtypes) if isinstance(dtypes, tuple) else 0
-
-
-def value_bytes(dtypes):
-    """Bytes of one value of ``dtypes``: a tuple's, member by member (no padding)."""
-    if isinstance(dtypes, tuple):
-        return sum(np.dtype(dtype).itemsize for dtype in dtypes)
-    return np.dtype(dtypes).itemsize
 
 
 def for_each_member(members, parameters, statement, **names):

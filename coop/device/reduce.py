@@ -34,8 +34,8 @@ from coop._core.values import converter, value_type_of
 from coop.device._host import (check_length, device_array, device_operator, documented, launch, launch_stream,
                                resident_blocks, takes_temp_storage, temporary, zeroed_temporary)
 from coop.device.lookback import arrive
-from coop.device._zip import (for_each_member, host_value, is_zipped, local_arrays, members, value_bytes,
-                              value_dtype, zipped_arrays)
+from coop.device._tiles import items_per_thread
+from coop.device._zip import for_each_member, host_value, is_zipped, local_arrays, members, value_dtype, zipped_arrays
 
 __all__ = ["reduce", "sum"]
 
@@ -50,19 +50,20 @@ def _kernel(op, in_dtypes, dtypes, warps=WARPS, lane_bytes=LANE_BYTES):
     """(kernel, warp tile, threads) reducing values of ``in_dtypes`` with ``op`` as
     ``dtypes`` (dtypes, or tuples of dtypes for tuple values: ``d_in``, ``partials`` and
     ``d_out`` are then tuples of arrays, see the module docstring)."""
+    count = members(dtypes)
     value_type = value_type_of(dtypes)
     convert = converter(value_type)
-    n_items = max(1, lane_bytes // value_bytes(in_dtypes))
+    n_items = items_per_thread(lane_bytes, in_dtypes)
     warp_tile = 32 * n_items
     threads = 32 * warps
     final_tile = threads * FINAL_ITEMS
     levels = (n_items - 1).bit_length()  # (of the tree over a lane's items)
-    read, write, _ = accessors(members(dtypes))
+    read, write, _ = accessors(count)
     loaded_arrays, item_arrays = local_arrays(n_items, in_dtypes), local_arrays(n_items, dtypes)
-    load_tile = for_each_member(members(dtypes), "srcs, arrays, base",
+    load_tile = for_each_member(count, "srcs, arrays, base",
                                 "coop.warp.load(srcs{m}[base:], arrays{m}, items_per_thread=N, "
                                 "algorithm='vectorize')", coop=coop, N=n_items)
-    load_part = for_each_member(members(dtypes), "srcs, arrays, base, valid",
+    load_part = for_each_member(count, "srcs, arrays, base, valid",
                                 "coop.warp.load(srcs{m}[base:], arrays{m}, items_per_thread=N, "
                                 "valid_items=valid)", coop=coop, N=n_items)
     warp_values = Region("warp_values", value_type, warps)

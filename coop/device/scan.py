@@ -32,10 +32,9 @@ from coop._core.items import accessors
 from coop._core.values import converter, value_type_of
 from coop.device._host import (check_length, device_array, device_operator, documented, launch, launch_stream,
                                takes_temp_storage)
-from coop.device._tiles import BLOCK_THREADS, tile_loader, tile_storer
+from coop.device._tiles import BLOCK_THREADS, items_per_thread, tile_loader, tile_storer
 from coop.device.lookback import INCLUSIVE, TileStates, claim_tile, tile_access, tile_prefix
-from coop.device._zip import (for_each_member, host_value, is_zipped, local_arrays, members, value_bytes,
-                              value_dtype, zipped_arrays)
+from coop.device._zip import for_each_member, host_value, is_zipped, local_arrays, members, value_dtype, zipped_arrays
 
 __all__ = ["inclusive_scan", "exclusive_scan", "inclusive_sum", "exclusive_sum"]
 
@@ -54,7 +53,7 @@ def _scan_kernel(op, in_dtypes, dtypes, exclusive, has_initial, threads=THREADS,
     count = members(dtypes)
     value_type = value_type_of(dtypes)
     convert = converter(value_type)
-    n_items = max(1, TILE_BYTES_PER_THREAD // max(value_bytes(in_dtypes), value_bytes(dtypes)))
+    n_items = items_per_thread(TILE_BYTES_PER_THREAD, in_dtypes, dtypes)
     tile_size = threads * n_items
     temp_bytes = max(
         *(coop.block.load.temp_storage_bytes(t, threads, n_items, algorithm="warp_transpose")
