@@ -6,6 +6,7 @@ only what another exports: its primitives (``__all__``) or its building blocks
 (``BUILDING_BLOCKS``: what other families compose, each documented)."""
 
 import ast
+import importlib
 import pathlib
 
 import pytest
@@ -75,14 +76,19 @@ def test_core_has_no_import_cycle():
 
 
 def exported_names(module):
-    """``__all__`` and ``BUILDING_BLOCKS`` of a coop module, read from its source."""
+    """``__all__`` and ``BUILDING_BLOCKS`` of a coop module, read from its source (a
+    namespace package's ``__all__``, derived from the registry, from the module), and
+    its path."""
     path = PACKAGE.parent.joinpath(*module.split("."))
     path = path / "__init__.py" if path.is_dir() else path.with_suffix(".py")
     names = {}
     for node in ast.parse(path.read_text()).body:
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            if node.targets[0].id in ("__all__", "BUILDING_BLOCKS"):
-                names[node.targets[0].id] = set(ast.literal_eval(node.value))
+            name = node.targets[0].id
+            if name in ("__all__", "BUILDING_BLOCKS"):
+                derived = isinstance(node.value, ast.Call)
+                names[name] = set(getattr(importlib.import_module(module), name) if derived
+                                  else ast.literal_eval(node.value))
     return names, path
 
 

@@ -23,13 +23,14 @@ PARAGRAPHS = {}
 _PLACEHOLDER = re.compile(r"^(?P<indent>[ \t]*)\{(?P<name>[a-z_]+)\}[ \t]*(?P<rest>\S[^\n]*?)?[ \t]*$", re.MULTILINE)
 
 
-def expand(doc):
-    """``doc`` with every placeholder line of a known paragraph replaced by it."""
+def expand(doc, **own):
+    """``doc`` with every placeholder line of a known paragraph replaced by it; ``own``
+    adds paragraphs of this docstring's primitive (``temp_storage_size``)."""
     if not doc:
         return doc
 
     def paragraph(match):
-        text = PARAGRAPHS.get(match["name"])
+        text = own.get(match["name"]) or PARAGRAPHS.get(match["name"])
         if text is None:
             return match[0]
         indent = match["indent"]
@@ -507,12 +508,6 @@ PARAGRAPHS["exchange_threads"] = """
 Required: with ``items_per_thread`` it sizes the shared memory.
 """
 
-# ``temp_storage`` size of block exchanges (after temp_storage).
-PARAGRAPHS["exchange_temp_storage_bytes"] = """
-Size: ``<this function>.temp_storage_bytes(dtype, threads, items_per_thread,
-warp_time_slicing=False)``, the same for the eight block exchanges.
-"""
-
 # Barriers of block shuffles (after block_barriers).
 PARAGRAPHS["block_shuffle_barriers"] = """
 Here: two ``cuda.syncthreads()``, before writing the scratch (earlier calls' reads
@@ -531,15 +526,10 @@ Here: two ``cuda.syncthreads()``, before and after the exchange of the threads'
 edge items through shared memory (one item per thread).
 """
 
-# ``threads`` and ``temp_storage`` of block shuffles.
+# ``threads`` of block shuffles.
 PARAGRAPHS["shuffle_threads"] = """
 Default None: the block shape is read at run time and the scratch is sized for
 1024 threads; given, it is sized exactly.
-"""
-
-PARAGRAPHS["shuffle_temp_storage_bytes"] = """
-Size: ``<this function>.temp_storage_bytes(dtype, threads)`` (one value per
-thread; ``threads`` is required there), the same for the four shuffles.
 """
 
 # ``a, b`` and Returns of the arithmetic and bitwise operators.

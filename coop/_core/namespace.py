@@ -14,13 +14,15 @@ namespace module such as ``coop.block.exchange``):
   allows for customising a module).
 
 ``namespaces()`` lists the namespaces a user reaches from ``coop`` (what the docs tests
-and the primitive registry's checks walk).
+and the primitive registry's checks walk). ``registered_names(__name__, "exchange")``
+is a namespace package's ``__all__``: its primitives as ``@primitive`` registered them,
+and the sub-namespaces named.
 """
 
 import sys
 import types
 
-__all__ = ["public_namespace", "namespaces"]
+__all__ = ["public_namespace", "namespaces", "registered_names"]
 
 
 class _SourceModule(types.ModuleType):
@@ -58,3 +60,12 @@ def namespaces(module_name="coop"):
         if isinstance(value, types.ModuleType):
             found += [value.__name__, *namespaces(value.__name__)]
     return found
+
+
+def registered_names(module_name, *sub_namespaces):
+    """The names of the primitives registered as ``module_name.<name>``, and
+    ``sub_namespaces``, sorted: a namespace package's ``__all__``."""
+    from coop._core.specialize import PRIMITIVES
+
+    own = [qualname.rsplit(".", 1)[1] for qualname in PRIMITIVES if qualname.rsplit(".", 1)[0] == module_name]
+    return sorted([*own, *sub_namespaces])

@@ -33,6 +33,7 @@ The ``Signature`` class checks arguments on behalf of one primitive and raises
 
 import functools
 import inspect
+import textwrap
 import threading
 
 import numpy as np
@@ -106,7 +107,11 @@ def primitive(qualname, temp_storage_bytes=None, group=None, uniform=()):
 
     ``temp_storage_bytes(sig, value_type, ...)``, for primitives with shared scratch, becomes
     the host-side ``primitive.temp_storage_bytes(dtype, ...)``: the bytes a
-    ``temp_storage=`` array needs, for sizing ``cuda.shared.array`` at module level.
+    ``temp_storage=`` array needs, for sizing ``cuda.shared.array`` at module level. Its
+    parameters are the primitive's (the constants the scratch depends on), in the order
+    users pass them, each defaulting to ``PRIMITIVE_DEFAULT`` where it takes the
+    primitive's default; host-only ones (``value_dtype``) have their own. The docstring's
+    ``{temp_storage_size}`` becomes the host call with its defaults.
 
     ``group``: ``"block"`` or ``"warp"`` for collectives, which every thread of the block
     (every lane of the logical warp given by the ``width`` argument) must call, with equal
@@ -132,11 +137,13 @@ def primitive(qualname, temp_storage_bytes=None, group=None, uniform=()):
                 _with_debug_checks(qualname, generator, signature, parameters))
 
         functools.update_wrapper(call, written)
-        call.__doc__ = expand(written.__doc__)
+        own = {}
+        if temp_storage_bytes is not None:
+            call.temp_storage_bytes = _host_sizer(qualname, temp_storage_bytes, signature)
+            own["temp_storage_size"] = _size_paragraph(call.temp_storage_bytes)
+        call.__doc__ = expand(written.__doc__, **own)
         call.__signature__ = signature
         call.__qualname__ = call.__name__ = qualname  # what Numba's errors call it
-        if temp_storage_bytes is not None:
-            call.temp_storage_bytes = _host_sizer(qualname, temp_storage_bytes)
         if not SIMULATOR:
             numba_cuda.register_overload(call, generator_with_checks)
         PRIMITIVES[qualname] = call
@@ -324,16 +331,55 @@ def _prefixed(impl, signature, check):
     return _with_public_signature(signature, numba_cuda.register_jitable(impl), tuple(signature.parameters), check)
 
 
-def _host_sizer(qualname, sizer):
-    def temp_storage_bytes(dtype, *args, **kwargs):
+#: A sizer's default meaning "the primitive's default for this parameter" (see ``primitive``).
+PRIMITIVE_DEFAULT = object()
+
+
+def _host_sizer(qualname, sizer, public):
+    """The host-side ``temp_storage_bytes(dtype, ...)`` of ``sizer(sig, value_type, ...)``,
+    whose parameters default to ``PRIMITIVE_DEFAULT`` where they take the primitive's
+    default: a changed default cannot leave the sizer sizing for the old one."""
+    host = [inspect.Parameter("dtype", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+    for name, parameter in list(inspect.signature(sizer).parameters.items())[2:]:
+        if parameter.default is PRIMITIVE_DEFAULT:
+            if name not in public.parameters or public.parameters[name].default is inspect.Parameter.empty:
+                raise TypeError(f"{qualname}'s sizer: {name} has no default in the primitive to take")
+            parameter = parameter.replace(default=public.parameters[name].default)
+        host.append(parameter)
+    host_signature = inspect.Signature(host)
+
+    def temp_storage_bytes(*args, **kwargs):
         sig = Signature(f"{qualname}.temp_storage_bytes")
-        value_type = value_type_of(dtype)
+        bound = host_signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        constants = dict(bound.arguments)
+        value_type = value_type_of(constants.pop("dtype"))
         check_dtype(value_type, sig, "dtype")
-        return sizer(sig, value_type, *args, **kwargs)
+        return sizer(sig, value_type, **constants)
 
     functools.update_wrapper(temp_storage_bytes, sizer)
+    temp_storage_bytes.__signature__ = host_signature
     temp_storage_bytes.__qualname__ = temp_storage_bytes.__name__ = f"{qualname}.temp_storage_bytes"
     return temp_storage_bytes
+
+
+def _size_paragraph(sizer):
+    """"Size: ``coop.x.temp_storage_bytes(dtype, threads, algorithm="raking")``." for a
+    docstring's ``{temp_storage_size}``, wrapped as the docstrings are."""
+
+    def written(parameter):
+        default = parameter.default
+        if default is inspect.Parameter.empty:
+            return parameter.name
+        if isinstance(default, str):
+            return f'{parameter.name}="{default}"'
+        if isinstance(default, type) and issubclass(default, np.generic):
+            return f"{parameter.name}=np.{default.__name__}"
+        return f"{parameter.name}={default!r}"
+
+    parameters = ", ".join(map(written, inspect.signature(sizer).parameters.values()))
+    return "\n".join(textwrap.wrap(f"Size: ``{sizer.__qualname__}({parameters})``.", width=84,
+                                   break_long_words=False, break_on_hyphens=False))
 
 
 def is_none(ty):

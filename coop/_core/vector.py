@@ -14,7 +14,7 @@ or of one part of a complex item) aligned to its own size, which NVPTX emits as 
 ``ld/st.v2/v4`` (or a 32/64-bit scalar access for narrow items); the items are copied
 bit for bit, so every item type (bool, float16, complex) goes through the same integer
 lanes. The caller guarantees the alignment. Under the simulator, the same items are
-copied one by one.
+copied as a slice.
 """
 
 import functools
@@ -31,8 +31,7 @@ if SIMULATOR:
     def vector_loader(item_type, items_per_vector):
         def load(array, vector, items, first):
             start = vector * items_per_vector
-            for k in range(items_per_vector):
-                items[first + k] = array[start + k]
+            items[first:first + items_per_vector] = array[start:start + items_per_vector]
 
         return load
 
@@ -40,8 +39,7 @@ if SIMULATOR:
     def vector_storer(item_type, items_per_vector):
         def store(array, vector, items, first):
             start = vector * items_per_vector
-            for k in range(items_per_vector):
-                array[start + k] = items[first + k]
+            array[start:start + items_per_vector] = items[first:first + items_per_vector]
 
         return store
 

@@ -21,33 +21,8 @@ from coop.block.merge import merge_sort
 from coop.block.radix import radix_sort
 from coop.block.radix_ranking import radix_rank
 from coop.block.scan import exclusive_scan, exclusive_sum, inclusive_scan, inclusive_sum
-from coop._core.namespace import public_namespace
+from coop._core.namespace import public_namespace, registered_names
 
-__all__ = [
-    "reduce",
-    "sum",
-    "all_reduce",
-    "all_sum",
-    "inclusive_scan",
-    "exclusive_scan",
-    "inclusive_sum",
-    "exclusive_sum",
-    "exchange",
-    "load",
-    "store",
-    "transform",
-    "shuffle",
-    "radix_rank",
-    "merge_sort",
-    "radix_sort",
-    "flag_heads",
-    "flag_tails",
-    "flag_heads_and_tails",
-    "subtract_left",
-    "subtract_right",
-    "histogram",
-    "run_length_decode",
-    "run_length_encode",
-]
+__all__ = registered_names(__name__, "exchange", "shuffle")
 
 public_namespace(__name__)

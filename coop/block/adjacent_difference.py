@@ -160,7 +160,7 @@ def subtract_left(items, output, op=None, tile_predecessor=None, threads=None, v
         {blocked_positions}
     temp_storage : shared array, optional
         {temp_storage}
-        Size: ``coop.block.subtract_left.temp_storage_bytes(dtype, threads)``.
+        {temp_storage_size}
 
     Returns
     -------
@@ -242,7 +242,7 @@ def subtract_right(items, output, op=None, tile_successor=None, threads=None, va
         {blocked_positions}
     temp_storage : shared array, optional
         {temp_storage}
-        Size: ``coop.block.subtract_right.temp_storage_bytes(dtype, threads)``.
+        {temp_storage_size}
 
     Returns
     -------

@@ -183,7 +183,7 @@ def flag_heads(items, flags, flag_op, tile_predecessor=None, threads=None, valid
         {blocked_positions}
     temp_storage : shared array, optional
         {temp_storage}
-        Size: ``coop.block.flag_heads.temp_storage_bytes(dtype, threads)``.
+        {temp_storage_size}
 
     Returns
     -------
@@ -264,7 +264,7 @@ def flag_tails(items, flags, flag_op, tile_successor=None, threads=None, valid_i
         {blocked_positions}
     temp_storage : shared array, optional
         {temp_storage}
-        Size: ``coop.block.flag_tails.temp_storage_bytes(dtype, threads)``.
+        {temp_storage_size}
 
     Returns
     -------
@@ -348,7 +348,7 @@ def flag_heads_and_tails(items, head_flags, tail_flags, flag_op, tile_predecesso
         {blocked_positions}
     temp_storage : shared array, optional
         {temp_storage}
-        Size: ``coop.block.flag_heads_and_tails.temp_storage_bytes(dtype, threads)``.
+        {temp_storage_size}
 
     Returns
     -------

@@ -75,7 +75,7 @@ from coop._core.exchange import (
     warp_mask,
 )
 from coop._core.scratch import Region, block_rank, loader, storage
-from coop._core.specialize import Signature, device_function, primitive
+from coop._core.specialize import PRIMITIVE_DEFAULT, Signature, device_function, primitive
 from coop._core.namespace import public_namespace
 
 __all__ = [
@@ -229,7 +229,7 @@ def _scatter_flagged(name, form, items, output, ranks, is_valid, threads, items_
     return impl
 
 
-def temp_storage_bytes(sig, value_type, threads, items_per_thread, warp_time_slicing=False):
+def temp_storage_bytes(sig, value_type, threads, items_per_thread, warp_time_slicing=PRIMITIVE_DEFAULT):
     """Bytes a ``temp_storage=`` array needs for an exchange of ``dtype`` items,
     ``items_per_thread`` per thread, in blocks of ``threads``: size
     ``cuda.shared.array(BYTES, np.uint8, alignment=8)`` with it (or with the largest of
@@ -266,7 +266,7 @@ def striped_to_blocked(items, output, threads=None, items_per_thread=None, warp_
         {warp_time_slicing}
     temp_storage : shared array, optional
         {temp_storage}
-        {exchange_temp_storage_bytes}
+        {temp_storage_size} The same for the eight block exchanges.
 
     Returns
     -------
@@ -337,7 +337,7 @@ def blocked_to_striped(items, output, threads=None, items_per_thread=None, warp_
         {warp_time_slicing}
     temp_storage : shared array, optional
         {temp_storage}
-        {exchange_temp_storage_bytes}
+        {temp_storage_size} The same for the eight block exchanges.
 
     Returns
     -------
@@ -410,7 +410,7 @@ def warp_striped_to_blocked(items, output, threads=None, items_per_thread=None, 
         {warp_time_slicing}
     temp_storage : shared array, optional
         {temp_storage}
-        {exchange_temp_storage_bytes}
+        {temp_storage_size} The same for the eight block exchanges.
 
     Returns
     -------
@@ -483,7 +483,7 @@ def blocked_to_warp_striped(items, output, threads=None, items_per_thread=None, 
         {warp_time_slicing}
     temp_storage : shared array, optional
         {temp_storage}
-        {exchange_temp_storage_bytes}
+        {temp_storage_size} The same for the eight block exchanges.
 
     Returns
     -------
@@ -559,7 +559,7 @@ def scatter_to_blocked(items, output, ranks, threads=None, items_per_thread=None
         {warp_time_slicing}
     temp_storage : shared array, optional
         {temp_storage}
-        {exchange_temp_storage_bytes}
+        {temp_storage_size} The same for the eight block exchanges.
 
     Returns
     -------
@@ -636,7 +636,7 @@ def scatter_to_striped(items, output, ranks, threads=None, items_per_thread=None
         {warp_time_slicing}
     temp_storage : shared array, optional
         {temp_storage}
-        {exchange_temp_storage_bytes}
+        {temp_storage_size} The same for the eight block exchanges.
 
     Returns
     -------
@@ -713,7 +713,7 @@ def scatter_to_striped_guarded(items, output, ranks, threads=None, items_per_thr
         {warp_time_slicing}
     temp_storage : shared array, optional
         {temp_storage}
-        {exchange_temp_storage_bytes}
+        {temp_storage_size} The same for the eight block exchanges.
 
     Returns
     -------
@@ -806,7 +806,7 @@ def scatter_to_striped_flagged(items, output, ranks, is_valid, threads=None, ite
         {warp_time_slicing}
     temp_storage : shared array, optional
         {temp_storage}
-        {exchange_temp_storage_bytes}
+        {temp_storage_size} The same for the eight block exchanges.
 
     Returns
     -------

@@ -34,7 +34,7 @@ from coop._core.exchange import check_static_shared, required_items_per_thread, 
 from coop._core.misuse import size_check
 from coop._core.scratch import (Region, Struct, Union, block_rank, loader, storage, store, storer, striped_steps,
                                 thread_count)
-from coop._core.specialize import Signature, is_none, primitive
+from coop._core.specialize import PRIMITIVE_DEFAULT, Signature, is_none, primitive
 from coop.block.radix import sort_layout, tile_sorter
 from coop.block.radix_ranking import check_tile
 
@@ -70,7 +70,7 @@ def _sort_layout(item_type, threads, items_per_thread, bins, partial=True):
     return Union("histogram.sort", sort_layout([key_type], [], threads, items_per_thread, 4), runs)
 
 
-def _temp_storage_bytes(sig, item_type, threads, items_per_thread, bins, algorithm="atomic"):
+def _temp_storage_bytes(sig, item_type, threads, items_per_thread, bins, algorithm=PRIMITIVE_DEFAULT):
     """Bytes a ``temp_storage=`` array needs for a histogram of ``dtype`` items in blocks
     of ``threads``, ``items_per_thread`` each, into ``bins`` counters (0 for
     ``"atomic"``, which has no scratch)."""
@@ -242,8 +242,7 @@ def histogram(items, histogram, bins, threads=None, items_per_thread=None, algor
         {blocked_positions}
     temp_storage : shared array, optional
         {temp_storage}
-        Size: ``coop.block.histogram.temp_storage_bytes(dtype, threads,
-        items_per_thread, bins, algorithm)`` (0 for ``"atomic"``).
+        {temp_storage_size} 0 for ``"atomic"``, which has no scratch.
 
     Returns
     -------

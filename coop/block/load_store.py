@@ -61,7 +61,7 @@ from numba.cuda import types
 from coop._core.algorithm import choose
 from coop._core.backend import cuda
 from coop._core.scratch import Struct, Union, allocator, block_rank, fresh_block_rank, thread_count
-from coop._core.specialize import Signature, device_function, is_none, primitive
+from coop._core.specialize import PRIMITIVE_DEFAULT, Signature, device_function, is_none, primitive
 from coop._core.tile import (
     TileAlgorithm,
     blocked,
@@ -134,7 +134,8 @@ ALGORITHMS = {
 }
 
 
-def temp_storage_bytes(sig, value_type, threads, items_per_thread=None, algorithm="direct"):
+def temp_storage_bytes(sig, value_type, threads, items_per_thread=PRIMITIVE_DEFAULT,
+                       algorithm=PRIMITIVE_DEFAULT):
     """Bytes a ``temp_storage=`` array needs for this load or store of ``dtype`` items in
     blocks of ``threads`` (0 for "direct", "striped", "warp_striped" and "vectorize", which use no shared
     memory)."""
@@ -182,9 +183,8 @@ def load(src, items, threads=None, items_per_thread=None, algorithm="direct", va
         {oob_default}
     temp_storage : shared array, optional
         {temp_storage}
-        Only the transposes use it (the other algorithms leave it alone); size:
-        ``coop.block.load.temp_storage_bytes(dtype, threads, items_per_thread,
-        algorithm=...)`` (0 for the algorithms that do not transpose).
+        {temp_storage_size} Only the transposes use it; 0 for the other algorithms,
+        which leave it alone.
 
     Returns
     -------
@@ -264,9 +264,8 @@ def store(dst, items, threads=None, items_per_thread=None, algorithm="direct", v
         {tile_valid_items}
     temp_storage : shared array, optional
         {temp_storage}
-        Only the transposes use it (the other algorithms leave it alone); size:
-        ``coop.block.store.temp_storage_bytes(dtype, threads, items_per_thread,
-        algorithm=...)`` (0 for the algorithms that do not transpose).
+        {temp_storage_size} Only the transposes use it; 0 for the other algorithms,
+        which leave it alone.
 
     Returns
     -------

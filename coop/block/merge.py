@@ -65,8 +65,7 @@ def merge_sort(keys, compare, values=None, threads=None, items_per_thread=None, 
         while sorting. Required with ``valid_items``.
     temp_storage : shared array, optional
         {temp_storage}
-        Size: ``coop.block.merge_sort.temp_storage_bytes(key_dtype, threads,
-        items_per_thread, value_dtype=None)``.
+        {temp_storage_size}
 
     Returns
     -------

@@ -32,7 +32,7 @@ from coop._core.exchange import check_static_shared, required_items_per_thread, 
 from coop._core.items import items_or_tuple, local_arrays
 from coop._core.misuse import size_check
 from coop._core.scratch import Union, storage
-from coop._core.specialize import Signature, device_function, is_none, primitive
+from coop._core.specialize import PRIMITIVE_DEFAULT, Signature, device_function, is_none, primitive
 from coop._core.values import check_dtype, value_type_of
 from coop.block.exchange import exchange_layout, exchanger
 from coop.block.radix_ranking import check_key_type, check_radix_bits, check_tile, rank_layout, ranker
@@ -52,7 +52,8 @@ def sort_layout(key_types, value_types, threads, items_per_thread, radix_bits):
     return Union("radix_sort", rank_layout(threads, radix_bits), *exchanges)
 
 
-def _sort_temp_storage_bytes(sig, key_type, threads, items_per_thread, value_dtype=None, radix_bits=4):
+def _sort_temp_storage_bytes(sig, key_type, threads, items_per_thread, value_dtype=None,
+                             radix_bits=PRIMITIVE_DEFAULT):
     """Bytes a ``temp_storage=`` array needs for a sort of ``key_dtype`` keys (a tuple of
     dtypes for tuple keys) and ``value_dtype`` values (a tuple of dtypes for a tuple of
     value arrays), ``items_per_thread`` per thread, in blocks of ``threads``,
@@ -111,11 +112,10 @@ def radix_sort(keys, values=None, threads=None, items_per_thread=None, begin_bit
         Bits sorted per pass, 1 to 8 (CUB's RADIX_BITS).
     temp_storage : shared array, optional
         {temp_storage}
-        Size: ``coop.block.radix_sort.temp_storage_bytes(key_dtype, threads,
-        items_per_thread, value_dtype=None, radix_bits=4)`` (tuples of dtypes for tuple
-        keys and tuples of value arrays). A tile whose buffer exceeds
-        the 48 KiB of static shared memory needs one: a dynamic shared array
-        (``cuda.shared.array(0, np.uint8)``, its size given at launch).
+        {temp_storage_size} Tuples of dtypes for tuple keys and tuples of value
+        arrays. A tile whose buffer exceeds the 48 KiB of static shared memory needs
+        one: a dynamic shared array (``cuda.shared.array(0, np.uint8)``, its size given
+        at launch).
 
     Returns
     -------

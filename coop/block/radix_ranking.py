@@ -41,7 +41,7 @@ from coop._core.misuse import size_check
 from coop._core.scratch import (Region, Struct, atomic_add, block_rank, load_pair, loader, storage, store, store_pair,
                                 striped_steps)
 from coop._core.shuffle import FULL_MASK, IDX, same_bit_lanes, shuffler
-from coop._core.specialize import Signature, device_function, is_none, primitive
+from coop._core.specialize import PRIMITIVE_DEFAULT, Signature, device_function, is_none, primitive
 from coop.block.scan import exclusive_sum_in_scratch
 
 __all__ = ["radix_rank"]
@@ -531,7 +531,7 @@ def _to_ordered_items(key_type, n):
     return device_function(fill), np.dtype("uint%d" % radix.key_bits(key_type))
 
 
-def _rank_temp_storage_bytes(sig, key_type, threads, num_bits, algorithm="memoize"):
+def _rank_temp_storage_bytes(sig, key_type, threads, num_bits, algorithm=PRIMITIVE_DEFAULT):
     """Bytes a ``temp_storage=`` array needs for a ranking of ``key_dtype`` keys by
     ``num_bits``-bit digits in blocks of ``threads`` with ``algorithm``."""
     check_key_type(sig, key_type, "dtype")
@@ -600,8 +600,7 @@ def radix_rank(keys, ranks, begin_bit, num_bits, threads=None, items_per_thread=
         Passed to ``counts_op``.
     temp_storage : shared array, optional
         {temp_storage}
-        Size: ``coop.block.radix_rank.temp_storage_bytes(key_dtype, threads,
-        num_bits, algorithm="memoize")``.
+        {temp_storage_size}
 
     Returns
     -------

@@ -63,7 +63,7 @@ from coop._core.scratch import (
     thread_count,
 )
 from coop._core.shuffle import DOWN, FULL_MASK, has_warp_sum, shuffler, warp_sum
-from coop._core.specialize import Signature, device_function, function_type, is_function, primitive
+from coop._core.specialize import PRIMITIVE_DEFAULT, Signature, device_function, function_type, is_function, primitive
 from coop._core.values import converter
 from coop.ops import add
 from coop.thread import counter, reduce_items
@@ -217,7 +217,7 @@ ALGORITHMS = {
 }
 
 
-def temp_storage_bytes(sig, value_type, threads, algorithm="warp_reductions"):
+def temp_storage_bytes(sig, value_type, threads, algorithm=PRIMITIVE_DEFAULT):
     """Bytes a ``temp_storage=`` array needs for this reduction of ``dtype`` values in
     blocks of ``threads``: size ``cuda.shared.array(BYTES, np.uint8, alignment=8)``
     with it (or with the largest of several primitives', to share one array)."""
@@ -338,8 +338,7 @@ def reduce(value, op, valid_items=None, threads=None, algorithm="warp_reductions
         {block_reduce_algorithm}
     temp_storage : shared array, optional
         {temp_storage}
-        Size: ``<this primitive>.temp_storage_bytes(dtype, threads,
-        algorithm="warp_reductions")``, the same for the four block reductions.
+        {temp_storage_size} The same for the four block reductions.
 
     Returns
     -------
@@ -404,8 +403,7 @@ def all_reduce(value, op, valid_items=None, threads=None, algorithm="warp_reduct
         {block_reduce_algorithm}
     temp_storage : shared array, optional
         {temp_storage}
-        Size: ``<this primitive>.temp_storage_bytes(dtype, threads,
-        algorithm="warp_reductions")``, the same for the four block reductions.
+        {temp_storage_size} The same for the four block reductions.
 
     Returns
     -------
@@ -467,8 +465,7 @@ def sum(value, valid_items=None, threads=None, algorithm="warp_reductions", temp
         {block_reduce_algorithm}
     temp_storage : shared array, optional
         {temp_storage}
-        Size: ``<this primitive>.temp_storage_bytes(dtype, threads,
-        algorithm="warp_reductions")``, the same for the four block reductions.
+        {temp_storage_size} The same for the four block reductions.
 
     Returns
     -------
@@ -528,8 +525,7 @@ def all_sum(value, valid_items=None, threads=None, algorithm="warp_reductions", 
         {block_reduce_algorithm}
     temp_storage : shared array, optional
         {temp_storage}
-        Size: ``<this primitive>.temp_storage_bytes(dtype, threads,
-        algorithm="warp_reductions")``, the same for the four block reductions.
+        {temp_storage_size} The same for the four block reductions.
 
     Returns
     -------

@@ -165,8 +165,7 @@ def run_length_decode(run_values, run_lengths, decoded, offsets=None, from_decod
         ``R``, the length of ``run_values`` and ``run_lengths`` (required).
     temp_storage : shared array, optional
         {temp_storage}
-        Size: ``coop.block.run_length_decode.temp_storage_bytes(dtype, threads,
-        runs_per_thread, length_dtype=np.int32)``.
+        {temp_storage_size}
     runs_stored : bool, run time, default False
         True: an earlier call, with the same ``temp_storage`` (or none in both) and the
         same runs, stored them, and no other call has used that storage since; this call
@@ -379,8 +378,7 @@ def run_length_encode(items, unique, counts, threads=None, items_per_thread=None
         {blocked_positions}
     temp_storage : shared array, optional
         {temp_storage}
-        Size: ``coop.block.run_length_encode.temp_storage_bytes(dtype, threads,
-        items_per_thread)``.
+        {temp_storage_size}
 
     Returns
     -------

@@ -49,7 +49,7 @@ from coop._core.scratch import (
     thread_count,
 )
 from coop._core.shuffle import FULL_MASK, IDX, UP, shuffler
-from coop._core.specialize import Signature, device_function, function_type, is_none, primitive
+from coop._core.specialize import PRIMITIVE_DEFAULT, Signature, device_function, function_type, is_none, primitive
 from coop._core.values import converter, same
 from coop.ops import add
 from coop.thread import (
@@ -203,7 +203,7 @@ def exclusive_sum_in_scratch(dtype, threads):
     return layout, device_function(exclusive_sum)
 
 
-def temp_storage_bytes(sig, value_type, threads, algorithm="raking"):
+def temp_storage_bytes(sig, value_type, threads, algorithm=PRIMITIVE_DEFAULT):
     """Bytes a ``temp_storage=`` array needs for this scan of ``dtype`` values in blocks
     of ``threads``: size ``cuda.shared.array(BYTES, np.uint8, alignment=8)`` with it (or
     with the largest of several primitives', to share one array)."""
@@ -347,8 +347,7 @@ def inclusive_scan(value, op, output=None, prefix_op=None, prefix_state=None, th
         {return_aggregate}
     temp_storage : shared array, optional
         {temp_storage}
-        Size: ``<this primitive>.temp_storage_bytes(dtype, threads,
-        algorithm="raking")``, the same for the four block scans.
+        {temp_storage_size} The same for the four block scans.
 
     Returns
     -------
@@ -433,8 +432,7 @@ def exclusive_scan(value, op, initial=None, output=None, prefix_op=None, prefix_
         {return_aggregate}
     temp_storage : shared array, optional
         {temp_storage}
-        Size: ``<this primitive>.temp_storage_bytes(dtype, threads,
-        algorithm="raking")``, the same for the four block scans.
+        {temp_storage_size} The same for the four block scans.
 
     Returns
     -------
@@ -537,8 +535,7 @@ def inclusive_sum(value, output=None, prefix_op=None, prefix_state=None, threads
         {return_aggregate}
     temp_storage : shared array, optional
         {temp_storage}
-        Size: ``<this primitive>.temp_storage_bytes(dtype, threads,
-        algorithm="raking")``, the same for the four block scans.
+        {temp_storage_size} The same for the four block scans.
 
     Returns
     -------
@@ -634,8 +631,7 @@ def exclusive_sum(value, output=None, prefix_op=None, prefix_state=None, threads
         {return_aggregate}
     temp_storage : shared array, optional
         {temp_storage}
-        Size: ``<this primitive>.temp_storage_bytes(dtype, threads,
-        algorithm="raking")``, the same for the four block scans.
+        {temp_storage_size} The same for the four block scans.
 
     Returns
     -------

@@ -149,7 +149,8 @@ def offset(value, distance=1, threads=None, temp_storage=None):
         {shuffle_threads}
     temp_storage : shared array, optional
         {temp_storage}
-        {shuffle_temp_storage_bytes}
+        {temp_storage_size} One value per thread (``threads`` is required there), the same
+        for the four shuffles.
 
     Returns
     -------
@@ -222,7 +223,8 @@ def rotate(value, distance=1, threads=None, temp_storage=None):
         {shuffle_threads}
     temp_storage : shared array, optional
         {temp_storage}
-        {shuffle_temp_storage_bytes}
+        {temp_storage_size} One value per thread (``threads`` is required there), the same
+        for the four shuffles.
 
     Returns
     -------
@@ -304,7 +306,8 @@ def up(items, output, threads=None, temp_storage=None):
         {shuffle_threads}
     temp_storage : shared array, optional
         {temp_storage}
-        {shuffle_temp_storage_bytes}
+        {temp_storage_size} One value per thread (``threads`` is required there), the same
+        for the four shuffles.
 
     Returns
     -------
@@ -389,7 +392,8 @@ def down(items, output, threads=None, temp_storage=None):
         {shuffle_threads}
     temp_storage : shared array, optional
         {temp_storage}
-        {shuffle_temp_storage_bytes}
+        {temp_storage_size} One value per thread (``threads`` is required there), the same
+        for the four shuffles.
 
     Returns
     -------

@@ -20,24 +20,8 @@ from coop.warp.reduce import (
     tail_segmented_reduce,
 )
 from coop.warp.scan import broadcast, exclusive_scan, exclusive_sum, inclusive_scan, inclusive_sum
-from coop._core.namespace import public_namespace
+from coop._core.namespace import public_namespace, registered_names
 
-__all__ = [
-    "reduce",
-    "sum",
-    "all_reduce",
-    "all_sum",
-    "inclusive_scan",
-    "exclusive_scan",
-    "inclusive_sum",
-    "exclusive_sum",
-    "broadcast",
-    "head_segmented_reduce",
-    "tail_segmented_reduce",
-    "load",
-    "store",
-    "exchange",
-    "merge_sort",
-]
+__all__ = registered_names(__name__, "exchange")
 
 public_namespace(__name__)

@@ -51,7 +51,7 @@ from coop._core.exchange import (
 )
 from coop._core.scratch import Region, block_rank, loader, part_bytes, part_offsets, slot_bytes, storage
 from coop._core.shuffle import logical_warp
-from coop._core.specialize import Signature, device_function, primitive
+from coop._core.specialize import PRIMITIVE_DEFAULT, Signature, device_function, primitive
 from coop._core.namespace import public_namespace
 
 __all__ = ["blocked_to_striped", "striped_to_blocked", "scatter_to_striped"]
@@ -125,7 +125,7 @@ def _constants(sig, threads, items_per_thread, width):
     return block, required_items_per_thread(sig, items_per_thread), lanes
 
 
-def temp_storage_bytes(sig, value_type, threads, items_per_thread, width=32):
+def temp_storage_bytes(sig, value_type, threads, items_per_thread, width=PRIMITIVE_DEFAULT):
     """Bytes a ``temp_storage=`` array needs for warp exchanges of ``dtype`` items,
     ``items_per_thread`` per lane, in logical warps of ``width`` lanes filling a block of
     ``threads``: size ``cuda.shared.array(BYTES, np.uint8, alignment=8)`` with it."""
@@ -180,8 +180,7 @@ def blocked_to_striped(items, output, threads=None, items_per_thread=None, width
         {width}
     temp_storage : shared array, optional
         {warp_temp_storage}
-        Size: ``<this function>.temp_storage_bytes(dtype, threads, items_per_thread,
-        width=32)``, the same for the three warp exchanges.
+        {temp_storage_size} The same for the three warp exchanges.
 
     Returns
     -------
@@ -251,8 +250,7 @@ def striped_to_blocked(items, output, threads=None, items_per_thread=None, width
         {width}
     temp_storage : shared array, optional
         {warp_temp_storage}
-        Size: ``<this function>.temp_storage_bytes(dtype, threads, items_per_thread,
-        width=32)``, the same for the three warp exchanges.
+        {temp_storage_size} The same for the three warp exchanges.
 
     Returns
     -------
@@ -325,8 +323,7 @@ def scatter_to_striped(items, output, ranks, threads=None, items_per_thread=None
         {width}
     temp_storage : shared array, optional
         {warp_temp_storage}
-        Size: ``<this function>.temp_storage_bytes(dtype, threads, items_per_thread,
-        width=32)``, the same for the three warp exchanges.
+        {temp_storage_size} The same for the three warp exchanges.
 
     Returns
     -------

@@ -41,7 +41,7 @@ All but "transpose" need no shared memory and no barrier. ``coop.warp.load`` and
 import numpy as np
 
 from coop._core.shuffle import logical_warp
-from coop._core.specialize import Signature, device_function, primitive
+from coop._core.specialize import PRIMITIVE_DEFAULT, Signature, device_function, primitive
 from coop._core.tile import TileAlgorithm, blocked, specialise_tile, striped, tile_temp_storage_bytes
 from coop.warp.exchange import check_logical_warps, warp_exchange_layout, warp_exchanger
 
@@ -123,7 +123,8 @@ def _warp_specialise(sig, array, items, width, items_per_thread, algorithm, vali
     return device_function(warp_move)
 
 
-def temp_storage_bytes(sig, value_type, threads, items_per_thread, width=32, algorithm="transpose"):
+def temp_storage_bytes(sig, value_type, threads, items_per_thread, width=PRIMITIVE_DEFAULT,
+                       algorithm="transpose"):
     """Bytes a ``temp_storage=`` array needs for warp loads or stores of ``dtype`` items
     in logical warps of ``width`` lanes filling a block of ``threads`` (0 but for
     "transpose")."""
@@ -167,9 +168,7 @@ def load(src, items, width=32, items_per_thread=None, algorithm="direct", valid_
         {warp_tile_threads}
     temp_storage : shared array, optional
         {warp_temp_storage}
-        Only ``"transpose"`` uses it; size:
-        ``coop.warp.load.temp_storage_bytes(dtype, threads, items_per_thread, width=32,
-        algorithm="transpose")``.
+        {temp_storage_size} Only ``"transpose"`` uses it.
 
     Returns
     -------
@@ -253,9 +252,7 @@ def store(dst, items, width=32, items_per_thread=None, algorithm="direct", valid
         {warp_tile_threads}
     temp_storage : shared array, optional
         {warp_temp_storage}
-        Only ``"transpose"`` uses it; size:
-        ``coop.warp.store.temp_storage_bytes(dtype, threads, items_per_thread, width=32,
-        algorithm="transpose")``.
+        {temp_storage_size} Only ``"transpose"`` uses it.
 
     Returns
     -------

@@ -26,7 +26,7 @@ from coop._core.merge import group_sorter, host_value_type, sort_arguments, tile
 from coop._core.misuse import size_check
 from coop._core.scratch import MAX_BLOCK_THREADS, Region, block_rank, part_bytes, part_offsets, slot_bytes, storage
 from coop._core.shuffle import logical_warp
-from coop._core.specialize import Signature, device_function, is_none, primitive
+from coop._core.specialize import PRIMITIVE_DEFAULT, Signature, device_function, is_none, primitive
 from coop.warp.exchange import check_logical_warps
 
 __all__ = ["merge_sort"]
@@ -55,7 +55,7 @@ def _constants(sig, threads, items_per_thread, width):
     return block, required_items_per_thread(sig, items_per_thread), lanes
 
 
-def _temp_storage_bytes(sig, key_type, threads, items_per_thread, width=32, value_dtype=None):
+def _temp_storage_bytes(sig, key_type, threads, items_per_thread, width=PRIMITIVE_DEFAULT, value_dtype=None):
     """Bytes a ``temp_storage=`` array needs for warp merge sorts of ``key_dtype`` keys
     (and ``value_dtype`` values), ``items_per_thread`` per lane, in logical warps of
     ``width`` lanes filling a block of ``threads``."""
@@ -103,8 +103,7 @@ def merge_sort(keys, compare, values=None, threads=None, items_per_thread=None, 
         ``valid_items``.
     temp_storage : shared array, optional
         {warp_temp_storage}
-        Size: ``coop.warp.merge_sort.temp_storage_bytes(key_dtype, threads,
-        items_per_thread, width=32, value_dtype=None)``.
+        {temp_storage_size}
 
     Returns
     -------
