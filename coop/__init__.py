@@ -35,3 +35,9 @@ __all__ = ["thread", "warp", "block", "device", "ops", "config", "CoopError", "C
            "ArgumentTypeError", "ArgumentValueError", "SIMULATOR", "__version__"]
 
 public_namespace(__name__)
+
+if not SIMULATOR:  # numba-cuda-mlir kernels may call coop too, once it is loaded
+    from coop._core.compilers import numba_cuda_mlir as _numba_cuda_mlir
+
+    _numba_cuda_mlir.enable_when_loaded()
+    del _numba_cuda_mlir

@@ -146,6 +146,7 @@ def primitive(qualname, temp_storage_bytes=None, group=None, uniform=()):
         call.__qualname__ = call.__name__ = qualname  # what Numba's errors call it
         if not SIMULATOR:
             numba_cuda.register_overload(call, generator_with_checks)
+            call._coop_generator = generator_with_checks  # (for another compiler's adapter)
         PRIMITIVES[qualname] = call
         return call
 

@@ -105,19 +105,13 @@ def valid_span(first, stride, n, limit):
 
 @device_function
 def read_valid(src, items, n, first, stride, limit, default):
+    """Items at valid positions read; the others set to ``default``, or left as they
+    are where ``default`` is None (a branch Numba prunes for a None argument)."""
     valid = valid_span(first, stride, n, limit)
     for i in range(n):
         if np.uint32(i * stride) < valid:
             items[i] = src[first + i * stride]
-
-
-@device_function
-def read_valid_or_default(src, items, n, first, stride, limit, default):
-    valid = valid_span(first, stride, n, limit)
-    for i in range(n):
-        if np.uint32(i * stride) < valid:
-            items[i] = src[first + i * stride]
-        else:
+        elif default is not None:
             items[i] = default
 
 
@@ -317,10 +311,10 @@ def _check_default(sig, oob_default, item_type):
         raise sig.error("oob_default", f"must be convertible to the items' type {item_type}, got {default_type}")
 
 
-def _access_function(algorithm, item_type, array_type, guarded, with_default, is_load):
+def _access_function(algorithm, item_type, array_type, guarded, is_load):
     if guarded:
         if is_load:
-            return read_valid_or_default if with_default else read_valid
+            return read_valid
         return write_valid
     if algorithm.vectorize:
         return vectorized(item_type, array_type, is_load)
@@ -354,7 +348,7 @@ def specialise_tile(sig, array, items, items_per_thread, algorithm, valid_items,
         _check_default(sig, oob_default, item_type)
     limit_of = tile_limit(valid_items)
     convert_default = converter(item_type)
-    access = _access_function(chosen, item_type, array, guarded, with_default, is_load)
+    access = _access_function(chosen, item_type, array, guarded, is_load)
     positions = chosen.access
     rearrange = chosen.rearrangement(sig, item_type, threads, constant_count, temp_storage, is_load)
     # The variant is chosen by these constants (Numba prunes the branches not taken

@@ -17,4 +17,7 @@ a compiler, or a second compiler, is a change here:
   what coop reads of a running simulated kernel.
 - ``numba_cuda_launch``: coop.device's launcher (kernel parameters packed once per
   kernel and argument types, ``cuLaunchKernel`` called directly).
+- ``numba_cuda_mlir``: coop's primitives in numba-cuda-mlir kernels (experimental, first
+  step): the same generators, fed numba-cuda's types; their implementations rebuilt with
+  numba-cuda-mlir's ``cuda`` and with each intrinsic made again from its recipe.
 """

@@ -100,6 +100,8 @@ def shuffle(mode, c, with_predicate=False):
         def shuffle_value(typingctx, mask, value, b):
             return typer(typingctx, mask, value, b)
 
+    shuffle_value._coop_recipe = ("shuffle", (mode, c, with_predicate))
+
     def codegen(context, builder, sig, args):
         i32 = ir.IntType(32)
         mask_arg, value_arg, b_arg = args[:3]
@@ -222,6 +224,9 @@ def warp_sum(typingctx, mask, value):
         return builder.trunc(total, value_arg.type) if value_arg.type.width < 32 else total
 
     return value(mask, value), codegen
+
+
+warp_sum._coop_recipe = ("warp_sum", ())
 
 
 @intrinsic
@@ -678,6 +683,7 @@ def converter(value_type):
 
         return value_type(value), codegen
 
+    convert._coop_recipe = ("converter", (value_type,))
     return convert
 
 

@@ -206,32 +206,16 @@ class WarpIntrinsicMethods:
         """``value`` from lane ``laneid ^ lane_mask``."""
         return _shfl("shfl_xor_sync", mask, SHFL_BFLY, value, lane_mask, 0x1F)
 
-    def ballot_sync(self, mask, predicate):
-        return ballot_sync(mask, predicate)
-
-    def all_sync(self, mask, predicate):
-        return all_sync(mask, predicate)
-
-    def any_sync(self, mask, predicate):
-        return any_sync(mask, predicate)
-
-    def eq_sync(self, mask, predicate):
-        return eq_sync(mask, predicate)
-
-    def match_any_sync(self, mask, value):
-        return match_any_sync(mask, value)
-
-    def match_all_sync(self, mask, value):
-        return match_all_sync(mask, value)
-
-    def activemask(self):
-        return activemask()
-
-    def lanemask_lt(self):
-        return lanemask_lt()
-
-    def syncwarp(self, mask=FULL_MASK):
-        syncwarp(mask)
+    # the rest are the functions above, which take no module argument
+    ballot_sync = staticmethod(ballot_sync)
+    all_sync = staticmethod(all_sync)
+    any_sync = staticmethod(any_sync)
+    eq_sync = staticmethod(eq_sync)
+    match_any_sync = staticmethod(match_any_sync)
+    match_all_sync = staticmethod(match_all_sync)
+    activemask = staticmethod(activemask)
+    lanemask_lt = staticmethod(lanemask_lt)
+    syncwarp = staticmethod(syncwarp)
 
 
 INTRINSIC_NAMES = (
@@ -249,9 +233,3 @@ INTRINSIC_NAMES = (
     "lanemask_lt",
     "syncwarp",
 )
-
-for _name in INTRINSIC_NAMES[4:]:
-    _method = getattr(WarpIntrinsicMethods, _name)
-    if _method.__doc__ is None:
-        _method.__doc__ = globals()[_name].__doc__
-del _name, _method
