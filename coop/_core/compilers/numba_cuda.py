@@ -30,12 +30,13 @@ __all__ = ["SUPPORTED", "version", "version_problem", "register_overload", "regi
 SUPPORTED = ((0, 30),)
 
 
-def version():
-    """numba-cuda's version as a tuple of ints (``(0, 30, 4)``), or None if unknown."""
+def version(distribution="numba-cuda"):
+    """An installed compiler's version as a tuple of ints (``(0, 30, 4)``), or None if
+    unknown."""
     from importlib import metadata
 
     try:
-        text = metadata.version("numba-cuda")
+        text = metadata.version(distribution)
     except metadata.PackageNotFoundError:
         return None
     numbers = []
@@ -47,17 +48,18 @@ def version():
     return tuple(numbers) or None
 
 
-def version_problem(found=None):
-    """None if numba-cuda (``found``: its version tuple, by default the installed one) is a
-    release coop supports, else a message saying which are."""
-    found = version() if found is None else found
-    if found is not None and tuple(found[:2]) in SUPPORTED:
+def version_problem(found=None, distribution="numba-cuda", supported=SUPPORTED,
+                    install='pip install "numba-cuda>=0.30.4,<0.31"'):
+    """None if ``distribution`` (``found``: its version tuple, by default the installed
+    one) is a release coop supports (``supported``), else a message saying which are."""
+    found = version(distribution) if found is None else found
+    if found is not None and tuple(found[:2]) in supported:
         return None
-    supported = ", ".join(f"{major}.{minor}.x" for major, minor in SUPPORTED)
+    releases = ", ".join(f"{major}.{minor}.x" for major, minor in supported)
     shown = ".".join(map(str, found)) if found else "of unknown version"
-    return (f"coop: numba-cuda {shown} is not a release coop supports ({supported}): kernels may fail to "
-            f"compile, or misbehave where coop relies on numba-cuda's internals. Install a supported one: "
-            f'pip install "numba-cuda>=0.30.4,<0.31"')
+    return (f"coop: {distribution} {shown} is not a release coop supports ({releases}): kernels may fail to "
+            f"compile, or misbehave where coop relies on {distribution}'s internals. Install a supported one: "
+            f"{install}")
 
 
 def register_overload(function, generator):

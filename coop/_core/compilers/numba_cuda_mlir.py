@@ -36,8 +36,8 @@ import types as pytypes
 
 import numpy as np
 
-#: numba-cuda-mlir releases this adapter was written against.
-SUPPORTED_VERSIONS = ("0.6",)
+#: numba-cuda-mlir releases this adapter was written against: (major, minor) pairs.
+SUPPORTED = ((0, 6),)
 
 _lock = threading.RLock()
 _enabled = False
@@ -63,14 +63,14 @@ def enable():
         if _enabled:
             return
         _enabled = True
-        import numba_cuda_mlir
+        from coop._core.compilers.numba_cuda import version_problem
 
-        version = ".".join(numba_cuda_mlir.__version__.split(".")[:2])
-        if version not in SUPPORTED_VERSIONS:
+        problem = version_problem(distribution="numba-cuda-mlir", supported=SUPPORTED,
+                                  install='pip install "coop[mlir]"')
+        if problem:
             import warnings
 
-            warnings.warn(f"coop: numba-cuda-mlir {numba_cuda_mlir.__version__} is untested; coop supports "
-                          f"{', '.join(SUPPORTED_VERSIONS)}", stacklevel=2)
+            warnings.warn(problem, stacklevel=2)
         from numba_cuda_mlir.extending import overload, typing_registry
 
         from coop._core.specialize import PRIMITIVES
@@ -220,8 +220,6 @@ def _mlir_value(value):
     import numba.cuda
     from numba.cuda.extending import _Intrinsic
 
-    from coop._core.specialize import PRIMITIVES
-
     if value is numba.cuda:
         from numba_cuda_mlir import cuda
 
@@ -231,8 +229,9 @@ def _mlir_value(value):
         return _from_recipe(*recipe)
     if isinstance(value, _Intrinsic):
         raise MlirUnsupported(f"the intrinsic {value._name}")
-    if isinstance(value, pytypes.FunctionType) and value.__module__.startswith("coop.") and not any(
-            value is primitive for primitive in PRIMITIVES.values()):
+    # (a primitive is registered with numba-cuda-mlir as it is)
+    if (isinstance(value, pytypes.FunctionType) and value.__module__.startswith("coop.")
+            and not hasattr(value, "_coop_generator")):
         return mlir_function(value)
     return value
 
@@ -276,12 +275,7 @@ def _warp_sum():
     butterfly of 32-bit shuffles within the logical warp."""
     from numba.cuda.np.numpy_support import as_dtype
     from numba_cuda_mlir import cuda
-    from numba_cuda_mlir.extending import overload, typing_registry
 
-    def summed(mask, value):
-        raise NotImplementedError("compiled only")
-
-    @overload(summed, typing_registry=typing_registry, inline="always")
     def typed(mask, value):
         scalar = as_dtype(numba_cuda_type(value)).type
 
@@ -296,7 +290,7 @@ def _warp_sum():
 
         return warp_sum
 
-    return summed
+    return _typed_function(typed)
 
 
 def _within_logical_warps(mode, width):
@@ -339,15 +333,10 @@ def _within_logical_warps(mode, width):
 def _shuffle_of_32_bits(shuffle):
     """``shuffle(mask, value, b)`` for values of at most 32 bits; wider ones refused
     while typing."""
-    from numba_cuda_mlir.extending import overload, typing_registry
 
     def shuffle_narrow(mask, value, b):
         return shuffle(mask, value, b)
 
-    def shuffled(mask, value, b):
-        raise NotImplementedError("compiled only")
-
-    @overload(shuffled, typing_registry=typing_registry, inline="always")
     def typed(mask, value, b):
         if getattr(value, "bitwidth", 64) > 32:
             from coop._core.errors import CoopError
@@ -356,4 +345,16 @@ def _shuffle_of_32_bits(shuffle):
                             f"yet (numba-cuda-mlir 0.6 shuffles 64-bit values through 32 bits)")
         return shuffle_narrow
 
-    return shuffled
+    return _typed_function(typed)
+
+
+def _typed_function(typer):
+    """A function for numba-cuda-mlir kernels whose code ``typer`` gives for its
+    arguments' types (an overload of a stub, inlined where it is called)."""
+    from numba_cuda_mlir.extending import overload, typing_registry
+
+    def function(*args):
+        raise NotImplementedError("compiled only")
+
+    overload(function, typing_registry=typing_registry, inline="always")(typer)
+    return function
