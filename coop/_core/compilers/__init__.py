@@ -17,7 +17,8 @@ a compiler, or a second compiler, is a change here:
   what coop reads of a running simulated kernel.
 - ``numba_cuda_launch``: coop.device's launcher (kernel parameters packed once per
   kernel and argument types, ``cuLaunchKernel`` called directly).
-- ``numba_cuda_mlir``: coop's primitives in numba-cuda-mlir kernels (experimental, first
-  step): the same generators, fed numba-cuda's types; their implementations rebuilt with
-  numba-cuda-mlir's ``cuda`` and with each intrinsic made again from its recipe.
+- ``numba_cuda_mlir``: coop's primitives in numba-cuda-mlir kernels (experimental): the
+  same generators, fed numba-cuda's types; their implementations rebuilt with
+  numba-cuda-mlir's ``cuda``; ``numba_cuda_mlir_intrinsics``: each intrinsic made again
+  from its recipe for numba-cuda-mlir (its public API, inline PTX, MLIR).
 """

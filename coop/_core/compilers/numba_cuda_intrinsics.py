@@ -72,6 +72,14 @@ def _shufflable(ty):
     )
 
 
+def _recipe(made, name, *args):
+    """``made`` (an intrinsic of this module), marked as made by ``name(*args)``: other
+    compilers' adapters make their own from the same recipe
+    (``numba_cuda_mlir_intrinsics``)."""
+    made._coop_recipe = (name, args)
+    return made
+
+
 def shuffle(mode, c, with_predicate=False):
     """The shuffle intrinsic ``(mask, value, b)`` with clamp operand ``c``, or, where ``c``
     is None, ``(mask, value, b, c)``; ``with_predicate``: it returns ``(value,
@@ -100,7 +108,7 @@ def shuffle(mode, c, with_predicate=False):
         def shuffle_value(typingctx, mask, value, b):
             return typer(typingctx, mask, value, b)
 
-    shuffle_value._coop_recipe = ("shuffle", (mode, c, with_predicate))
+    _recipe(shuffle_value, "shuffle", mode, c, with_predicate)
 
     def codegen(context, builder, sig, args):
         i32 = ir.IntType(32)
@@ -204,6 +212,11 @@ def up_sum_step(typingctx, mask, value, delta, c):
     return value(mask, value, delta, c), codegen
 
 
+_recipe(up_sum_step, "up_sum_step")
+
+_REDUX_ADD_ASM = "redux.sync.add.s32 $0, $1, $2;"  # (sum, value, mask)
+
+
 @intrinsic
 def warp_sum(typingctx, mask, value):
     """Sum over the lanes of ``mask`` with one ``redux.sync.add`` (sm_80 and later),
@@ -220,13 +233,18 @@ def warp_sum(typingctx, mask, value):
         # libNVVM has no redux intrinsic: PTX, marked side-effecting so that it is
         # neither removed nor moved across the control flow that decides its lanes
         fnty = ir.FunctionType(i32, (i32, i32))
-        total = builder.asm(fnty, "redux.sync.add.s32 $0, $1, $2;", "=r,r,r", (value32, mask32), True)
+        total = builder.asm(fnty, _REDUX_ADD_ASM, "=r,r,r", (value32, mask32), True)
         return builder.trunc(total, value_arg.type) if value_arg.type.width < 32 else total
 
     return value(mask, value), codegen
 
 
-warp_sum._coop_recipe = ("warp_sum", ())
+_recipe(warp_sum, "warp_sum")
+
+
+# (lanes, label, the bit as a mask, mask)
+_SAME_BIT_LANES_ASM = ("{ .reg .pred p; and.b32 $0, $1, $2; setp.ne.u32 p, $0, 0; vote.sync.ballot.b32 $0, p, $3; "
+                       "@!p not.b32 $0, $0; }")
 
 
 @intrinsic
@@ -243,13 +261,12 @@ def same_bit_lanes(typingctx, mask, label, bit):
         label32 = _word32(builder, args[1], signed=False)
         bit32 = builder.shl(ir.Constant(i32, 1), _word32(builder, args[2], signed=False))
         fnty = ir.FunctionType(i32, (i32, i32, i32))
-        return builder.asm(
-            fnty,
-            "{ .reg .pred p; and.b32 $0, $1, $2; setp.ne.u32 p, $0, 0; vote.sync.ballot.b32 $0, p, $3; "
-            "@!p not.b32 $0, $0; }",
-            "=r,r,r,r", (label32, bit32, mask32), True)
+        return builder.asm(fnty, _SAME_BIT_LANES_ASM, "=r,r,r,r", (label32, bit32, mask32), True)
 
     return types.uint32(mask, label, bit), codegen
+
+
+_recipe(same_bit_lanes, "same_bit_lanes")
 
 
 # -- static arrays --------------------------------------------------------------------
@@ -277,7 +294,7 @@ def word_array(words, space, name, takes_unused):
         def allocate(typingctx):
             return buffer_type(), codegen
 
-    return allocate
+    return _recipe(allocate, "word_array", words, space, name, takes_unused)
 
 
 def local_array_tuple(count, member_types):
@@ -298,7 +315,7 @@ def local_array_tuple(count, member_types):
     def allocate(typingctx):
         return result(), codegen
 
-    return allocate
+    return _recipe(allocate, "local_array_tuple", count, member_types[0] if single else member_types)
 
 
 # -- scratch slots --------------------------------------------------------------------
@@ -335,6 +352,9 @@ def store(typingctx, buffer, index, value):
     return types.void(buffer, index, value_type), codegen
 
 
+_recipe(store, "store")
+
+
 @intrinsic
 def atomic_add(typingctx, buffer, index, value):
     """``slot[index] += value`` for an integer slot, atomically (relaxed, as CUDA's
@@ -351,6 +371,9 @@ def atomic_add(typingctx, buffer, index, value):
         return builder.atomic_rmw("add", pointer, value_arg, "monotonic")
 
     return value_type(buffer, index, value_type), codegen
+
+
+_recipe(atomic_add, "atomic_add")
 
 
 @functools.lru_cache(maxsize=None)
@@ -370,7 +393,7 @@ def storer(value_type):
 
         return types.void(buffer, index, value), codegen
 
-    return store_as
+    return _recipe(store_as, "storer", value_type)
 
 
 @functools.lru_cache(maxsize=None)
@@ -389,7 +412,7 @@ def loader(value_type):
 
         return value_type(buffer, index), codegen
 
-    return load
+    return _recipe(load, "loader", value_type)
 
 
 # -- vectors --------------------------------------------------------------------------
@@ -633,7 +656,7 @@ def block_rank_reader(fresh):
     def read_rank(typingctx):
         return types.int64(), codegen
 
-    return read_rank
+    return _recipe(read_rank, "block_rank_reader", fresh)
 
 
 @functools.lru_cache(maxsize=None)
@@ -644,7 +667,7 @@ def int64_constant(value):
     def constant(typingctx):
         return types.int64(), lambda context, builder, sig, args: context.get_constant(types.int64, value)
 
-    return constant
+    return _recipe(constant, "int64_constant", value)
 
 
 def slot32(log_banks, padded):
@@ -665,7 +688,7 @@ def slot32(log_banks, padded):
 
         return types.int64(offset), codegen
 
-    return slot
+    return _recipe(slot, "slot32", log_banks, padded)
 
 
 @functools.lru_cache(maxsize=None)
@@ -683,8 +706,7 @@ def converter(value_type):
 
         return value_type(value), codegen
 
-    convert._coop_recipe = ("converter", (value_type,))
-    return convert
+    return _recipe(convert, "converter", value_type)
 
 
 @intrinsic
@@ -695,6 +717,9 @@ def same(typingctx, value):
         return context.cast(builder, args[0], sig.args[0], sig.return_type)
 
     return types.unliteral(value)(value), codegen
+
+
+_recipe(same, "same")
 
 
 def _conversion(from_type, to_type, build):
@@ -753,7 +778,7 @@ def bit_conversion(from_type, to_type, step, bits, shift=0):
         assert step == "same", step
         return value
 
-    return _conversion(from_type, to_type, build)
+    return _recipe(_conversion(from_type, to_type, build), "bit_conversion", from_type, to_type, step, bits, shift)
 
 
 @functools.lru_cache(maxsize=None)
@@ -788,7 +813,7 @@ def digit_extractor(bits, minus_zero_fields):
 
         return types.uint32(ordered, begin_bit, num_bits), codegen
 
-    return extract
+    return _recipe(extract, "digit_extractor", bits, minus_zero_fields)
 
 
 # -- control flow ---------------------------------------------------------------------
@@ -845,7 +870,7 @@ def unrolled_loop(count, body):
 
         return types.void(*arg_types), codegen
 
-    return loop
+    return _recipe(loop, "unrolled_loop", count, body)
 
 
 # -- checks ---------------------------------------------------------------------------
@@ -888,7 +913,7 @@ def launch_check(message, threads):
 
         return types.void(), codegen
 
-    return check
+    return _recipe(check, "launch_check", message, threads)
 
 
 def _function(module, name, return_type, arg_types):
@@ -955,4 +980,4 @@ def size_check(symbol, message, unit, exact):
 
         return types.void(array, minimum), codegen
 
-    return check
+    return _recipe(check, "size_check", symbol, message, unit, exact)

@@ -1,4 +1,4 @@
-"""numba-cuda-mlir: coop's primitives in kernels that numba-cuda-mlir compiles (first step).
+"""numba-cuda-mlir: coop's primitives in kernels that numba-cuda-mlir compiles (experimental).
 
 numba-cuda-mlir (``from numba_cuda_mlir import cuda``) types and lowers kernels with its
 own copy of numba-cuda, whose type objects are distinct from numba-cuda's. coop writes
@@ -12,29 +12,29 @@ each primitive once, so this adapter reuses everything above the compiler:
   (``numba_cuda_type``), the generator runs in numba-cuda's CUDA typing context;
 - the implementation it returns is rebuilt for numba-cuda-mlir (``mlir_function``):
   ``numba.cuda`` becomes ``numba_cuda_mlir.cuda`` in its globals, each coop device
-  function it calls is rebuilt the same way and registered (inlined: numba-cuda-mlir
-  lowers no function-typed parameter), each intrinsic becomes numba-cuda-mlir code from
-  the recipe the intrinsic was made from (its ``_coop_recipe``: factory name, arguments).
+  function it calls is rebuilt the same way, each intrinsic becomes numba-cuda-mlir code
+  from the recipe the intrinsic was made from (its ``_coop_recipe``: factory name,
+  arguments; ``numba_cuda_mlir_intrinsics``);
+- a rebuilt function called with values (numbers, arrays, tuples of them) is compiled as
+  a device function, once per signature, which MLIR's inliner inlines; one called with
+  a function (an operator) or a literal is inlined into its caller's Numba IR
+  (numba-cuda-mlir lowers no function-typed parameter; a literal's value may be needed).
+  numba-cuda-mlir types an inlined function again at every call, so inlining everything
+  made kernels take minutes to compile.
 
-What this step serves: primitives whose code needs only shuffles of values of up to 32
-bits (within logical warps of any width: from an indexed shuffle, its source lane
-computed as the clamp operand of PTX's shuffles would choose it), conversions and the
-redux sum: ``coop.warp.reduce``, ``sum``, ``all_reduce`` and ``all_sum``, with
-``coop.ops`` operators. Anything else raises, naming the primitive and what is
-missing (``MlirUnsupported``, raised as the primitive's ``CoopError``): never a wrong
-result. 64-bit shuffles are refused on purpose: numba-cuda-mlir 0.6 shuffles them
-through 32 bits. Under ``NUMBA_ENABLE_CUDASIM=1`` nothing is registered (coop's
-simulator does not run numba-cuda-mlir kernels yet).
+What it serves: ``coop.thread``, ``coop.warp`` and ``coop.block``, except what raises,
+naming the primitive and what is missing (``MlirUnsupported``, raised as the primitive's
+``CoopError``): never a wrong result. Under ``NUMBA_ENABLE_CUDASIM=1`` nothing is
+registered (coop's simulator does not run numba-cuda-mlir kernels yet).
 """
 
-import functools
 import importlib.abc
 import importlib.util
 import sys
 import threading
 import types as pytypes
 
-import numpy as np
+from coop._core.compilers.numba_cuda_mlir_intrinsics import DEVICE, MlirUnsupported, from_recipe
 
 #: numba-cuda-mlir releases this adapter was written against: (major, minor) pairs.
 SUPPORTED = ((0, 6),)
@@ -46,11 +46,6 @@ _enabled = False
 def loaded():
     """Whether numba-cuda-mlir is loaded in this process (nothing is imported to know)."""
     return "numba_cuda_mlir" in sys.modules
-
-
-class MlirUnsupported(Exception):
-    """What this adapter cannot yet build for numba-cuda-mlir (raised as the
-    primitive's CoopError)."""
 
 
 # -- registration ---------------------------------------------------------------------------
@@ -76,7 +71,8 @@ def enable():
         from coop._core.specialize import PRIMITIVES
 
         for qualname, primitive in PRIMITIVES.items():
-            overload(primitive, typing_registry=typing_registry, prefer_literal=True, inline="always")(
+            overload(primitive, typing_registry=typing_registry, prefer_literal=True, inline="always",
+                     jit_options=DEVICE)(
                 _mlir_generator(qualname, primitive))
 
 
@@ -115,15 +111,23 @@ def _mlir_generator(qualname, primitive):
 
     generator = primitive._coop_generator
 
+    from numba_cuda_mlir.numba_cuda import types as M
+
     def generate(*args, **kwargs):
         try:
             with _numba_cuda_typing():
                 impl = generator(*map(numba_cuda_type, args), **{k: numba_cuda_type(v) for k, v in kwargs.items()})
-            return None if impl is None else mlir_function(impl)
+            if impl is None:
+                return None
+            impl = mlir_function(impl)
+            # a call of values only (coop.ops' operators, reductions and scans of values):
+            # a device function; one given arrays is inlined, as its checks of their
+            # lengths see them only there (see numba_cuda_mlir_intrinsics._size_check)
+            values = all(_value_type(ty) and not isinstance(ty, M.Array) for ty in (*args, *kwargs.values()))
+            return _device_callers.get(impl) or impl if values else impl
         except MlirUnsupported as missing:
             raise CoopError(f"{qualname} in a numba-cuda-mlir kernel: {missing} is not supported there yet "
-                            f"(coop.warp.reduce, sum, all_reduce and all_sum of values of up to 32 bits are, "
-                            f"with coop.ops operators)") from None
+                            f"(README.md, 'numba-cuda-mlir kernels', lists what is)") from None
 
     generate.__signature__ = inspect.signature(primitive)
     return generate
@@ -168,12 +172,20 @@ def numba_cuda_type(ty):
         return T.literal(ty.literal_value)
     if isinstance(ty, (M.Integer, M.Float, M.Complex, M.Boolean)):
         return getattr(T, ty.name)
+    if isinstance(ty, M.UnicodeType):
+        return T.unicode_type
     if isinstance(ty, M.Array):
         return T.Array(numba_cuda_type(ty.dtype), ty.ndim, ty.layout, readonly=not ty.mutable, aligned=ty.aligned)
     if isinstance(ty, M.UniTuple):
         return T.UniTuple(numba_cuda_type(ty.dtype), ty.count)
     if isinstance(ty, M.Tuple):
         return T.Tuple([numba_cuda_type(t) for t in ty.types])
+    if isinstance(ty, M.Dispatcher) and ty.dispatcher in _originals:
+        from numba.cuda.descriptor import cuda_target
+
+        return cuda_target.typing_context.resolve_value_type(_originals[ty.dispatcher])
+    if isinstance(ty, M.Dispatcher):
+        raise MlirUnsupported("a lambda or device function as an argument (use a coop.ops or operator function)")
     if isinstance(ty, M.Function):
         from numba.cuda.descriptor import cuda_target
 
@@ -186,19 +198,26 @@ def numba_cuda_type(ty):
 # -- implementations ----------------------------------------------------------------------------
 
 
+#: numba.cuda functions that numba-cuda-mlir 0.6 types but cannot lower (an internal error
+#: at compile time): coop code calling them is refused instead.
+_UNLOWERED = frozenset({"lanemask_lt", "threadfence", "threadfence_block", "threadfence_system"})
+
+
 _functions = {}  # function -> its numba-cuda-mlir copy
 _originals = {}  # the reverse
+_device_callers = {}  # a copy -> a function calling it compiled as a device function
 
 
 def mlir_function(fn):
     """``fn`` (an implementation or device function) rebuilt for numba-cuda-mlir and
-    registered there, inlined where it is called."""
+    registered there (see ``_register``)."""
     with _lock:
         made = _functions.get(fn)
         if made is not None:
             return made
-        from numba_cuda_mlir.extending import register_jitable, typing_registry
-
+        missing = _UNLOWERED.intersection(fn.__code__.co_names)
+        if missing:
+            raise MlirUnsupported(f"cuda.{min(missing)}, which numba-cuda-mlir 0.6 cannot lower,")
         names = fn.__globals__
         rebuilt_globals = dict(names)
         for name in fn.__code__.co_names:
@@ -209,10 +228,70 @@ def mlir_function(fn):
             cells = tuple(pytypes.CellType(_mlir_value(cell.cell_contents)) for cell in fn.__closure__)
         made = pytypes.FunctionType(fn.__code__, rebuilt_globals, fn.__name__, fn.__defaults__, cells)
         made.__kwdefaults__ = fn.__kwdefaults__
-        register_jitable(typing_registry=typing_registry, inline="always")(made)
+        _register(made)
         _functions[fn] = made
         _originals[made] = fn
         return made
+
+
+def _register(fn):
+    """Make ``fn`` callable in numba-cuda-mlir kernels. Where its arguments are values
+    (numbers, arrays, tuples of them), a call compiles it as a device function, once per
+    signature (MLIR's inliner inlines it); where one is a function (an operator), it
+    is inlined into the caller's Numba IR (numba-cuda-mlir lowers no function-typed
+    parameter), which numba-cuda-mlir types again at every call: only where needed."""
+    import inspect
+
+    from numba_cuda_mlir import cuda
+    from numba_cuda_mlir.extending import overload, typing_registry
+
+    call = _device_callers[fn] = _device_caller(fn, cuda.jit(device=True)(fn))
+
+    def choose(*args, **kwargs):
+        if call is not None and all(map(_value_type, args)) and all(map(_value_type, kwargs.values())):
+            return call
+        return fn
+
+    overload(fn, typing_registry=typing_registry, inline="always", strict=False, jit_options=DEVICE)(choose)
+    fn.__signature__ = inspect.signature(fn)
+
+
+def _device_caller(fn, device):
+    """A function of ``fn``'s signature calling ``device`` with its arguments; None for a
+    signature with ``*args`` or ``**kwargs``."""
+    import inspect
+
+    parameters = inspect.signature(fn).parameters.values()
+    if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in parameters):
+        return None
+    scope = {"device": device}
+    declared, passed = [], []
+    for number, p in enumerate(parameters):
+        text = p.name
+        if p.default is not p.empty:
+            scope[f"default_{number}"] = p.default
+            text += f"=default_{number}"
+        if p.kind == p.KEYWORD_ONLY and "*" not in declared:
+            declared.append("*")
+        declared.append(text)
+        passed.append(f"{p.name}={p.name}" if p.kind == p.KEYWORD_ONLY else p.name)
+    exec(f"def call({', '.join(declared)}):\n    return device({', '.join(passed)})\n", scope)
+    return scope["call"]
+
+
+def _value_type(ty):
+    """Whether a numba-cuda-mlir type is a value a device function may take (a literal
+    is not: a device function's parameters are typed without their values, and coop's
+    code may need the value, a primitive's ``threads=`` say)."""
+    from numba_cuda_mlir.numba_cuda import types as M
+
+    if isinstance(ty, M.Omitted):
+        return True
+    if isinstance(ty, M.Literal):
+        return False
+    if isinstance(ty, M.BaseTuple):
+        return all(map(_value_type, ty))
+    return isinstance(ty, (M.Number, M.Boolean, M.Array, M.NoneType))
 
 
 def _mlir_value(value):
@@ -226,7 +305,9 @@ def _mlir_value(value):
         return cuda
     recipe = getattr(value, "_coop_recipe", None)
     if recipe is not None:
-        return _from_recipe(*recipe)
+        made = from_recipe(*recipe)
+        _originals[made] = value
+        return made
     if isinstance(value, _Intrinsic):
         raise MlirUnsupported(f"the intrinsic {value._name}")
     # (a primitive is registered with numba-cuda-mlir as it is)
@@ -234,127 +315,3 @@ def _mlir_value(value):
             and not hasattr(value, "_coop_generator")):
         return mlir_function(value)
     return value
-
-
-@functools.lru_cache(maxsize=None)
-def _from_recipe(name, args):
-    """numba-cuda-mlir code for the intrinsic ``numba_cuda_intrinsics.<name>(*args)``."""
-    from numba.cuda import types as T
-    from numba.cuda.np.numpy_support import as_dtype
-    from numba_cuda_mlir import cuda
-
-    from coop._core.shuffle import DOWN, IDX, UP, XOR
-
-    if name == "converter":
-        (value_type,) = args
-        if not isinstance(value_type, (T.Integer, T.Float, T.Boolean)):
-            raise MlirUnsupported(f"converting to {value_type}")
-        scalar = as_dtype(value_type).type
-
-        def convert(value):
-            return scalar(value)
-
-        return mlir_function(convert)
-    if name == "shuffle":
-        mode, clamp, with_predicate = args
-        if with_predicate or clamp is None:
-            raise MlirUnsupported("a shuffle with a predicate or a run-time clamp")
-        width = 32 - ((clamp >> 8) & 31)
-        if width == 32:
-            return _shuffle_of_32_bits({DOWN: cuda.shfl_down_sync, XOR: cuda.shfl_xor_sync, UP: cuda.shfl_up_sync,
-                                        IDX: cuda.shfl_sync}[mode])
-        return _shuffle_of_32_bits(mlir_function(_within_logical_warps(mode, width)))
-    if name == "warp_sum":
-        return _warp_sum()
-    raise MlirUnsupported(f"the intrinsic {name}")
-
-
-def _warp_sum():
-    """``warp_sum(mask, value)``: the sum over the lanes of ``mask``, a logical warp (as
-    coop's callers pass), in every lane, modulo 2**32 as ``redux.sync.add`` gives it: a
-    butterfly of 32-bit shuffles within the logical warp."""
-    from numba.cuda.np.numpy_support import as_dtype
-    from numba_cuda_mlir import cuda
-
-    def typed(mask, value):
-        scalar = as_dtype(numba_cuda_type(value)).type
-
-        def warp_sum(mask, value):
-            lanes = cuda.popc(mask)
-            total = np.int32(value)
-            offset = 1
-            while offset < lanes:
-                total = np.int32(total + cuda.shfl_xor_sync(mask, total, offset))
-                offset *= 2
-            return scalar(total)
-
-        return warp_sum
-
-    return _typed_function(typed)
-
-
-def _within_logical_warps(mode, width):
-    """``shuffle(mask, value, b)`` of ``mode`` within logical warps of ``width`` lanes,
-    from an indexed shuffle: the source lane computed as the PTX ISA's clamp operand
-    would choose it (a source past the logical warp's edge gives the caller's own value),
-    so every lane reads a lane of its own logical warp (of ``mask``)."""
-    from numba_cuda_mlir import cuda
-
-    from coop._core.shuffle import DOWN, IDX, UP
-
-    edge = width - 1
-    if mode == IDX:
-
-        def shuffle(mask, value, b):
-            lane = cuda.laneid
-            return cuda.shfl_sync(mask, value, (lane - (lane & edge)) + (b & edge))
-    elif mode == UP:
-
-        def shuffle(mask, value, b):
-            lane = cuda.laneid
-            source = lane - b if (lane & edge) >= b else lane
-            return cuda.shfl_sync(mask, value, source)
-    elif mode == DOWN:
-
-        def shuffle(mask, value, b):
-            lane = cuda.laneid
-            source = lane + b if (lane & edge) + b <= edge else lane
-            return cuda.shfl_sync(mask, value, source)
-    else:
-
-        def shuffle(mask, value, b):
-            lane = cuda.laneid
-            source = lane ^ b if ((lane & edge) ^ b) <= edge else lane
-            return cuda.shfl_sync(mask, value, source)
-
-    return shuffle
-
-
-def _shuffle_of_32_bits(shuffle):
-    """``shuffle(mask, value, b)`` for values of at most 32 bits; wider ones refused
-    while typing."""
-
-    def shuffle_narrow(mask, value, b):
-        return shuffle(mask, value, b)
-
-    def typed(mask, value, b):
-        if getattr(value, "bitwidth", 64) > 32:
-            from coop._core.errors import CoopError
-
-            raise CoopError(f"coop in a numba-cuda-mlir kernel: a warp shuffle of {value} is not supported there "
-                            f"yet (numba-cuda-mlir 0.6 shuffles 64-bit values through 32 bits)")
-        return shuffle_narrow
-
-    return _typed_function(typed)
-
-
-def _typed_function(typer):
-    """A function for numba-cuda-mlir kernels whose code ``typer`` gives for its
-    arguments' types (an overload of a stub, inlined where it is called)."""
-    from numba_cuda_mlir.extending import overload, typing_registry
-
-    def function(*args):
-        raise NotImplementedError("compiled only")
-
-    overload(function, typing_registry=typing_registry, inline="always")(typer)
-    return function

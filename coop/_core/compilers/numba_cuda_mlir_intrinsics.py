@@ -1,0 +1,748 @@
+"""coop's intrinsics for numba-cuda-mlir kernels, made from the recipes of
+``numba_cuda_intrinsics`` (each intrinsic's ``_coop_recipe``: its factory's name and
+arguments), so the code that calls them is written once.
+
+numba-cuda-mlir lowers to MLIR, not to LLVM IR, so each intrinsic is made again here
+from its public ``cuda`` API, with ``cuda.experimental.inline_ptx`` where numba-cuda's
+intrinsic is PTX (the same PTX text, ``numba_cuda_intrinsics``' ``*_ASM``), and MLIR's
+own operations where an array must be allocated (``word_array``). Most are device
+functions (``jitable``), compiled once per signature and inlined by MLIR's inliner;
+those coop's code passes as arguments are wrapped in a function inlined into the
+caller's Numba IR (``passable``). numba-cuda-mlir 0.6's defects shape what is here:
+
+- it shuffles 64-bit values through 32 bits: shuffles are PTX, a 64-bit value moved as
+  two words, as numba-cuda's intrinsic does;
+- a function returning a shared array does not compile (its result is typed in the
+  generic address space): scratch buffers are allocated by an intrinsic that emits the
+  allocation where it is called;
+- a store through ``array.view(dtype)`` in a function inlined into its caller before
+  lowering (``inline="always"``) is lost: scratch slots are read and written by device
+  functions, inlined after lowering;
+- an unsigned 64-bit constant of 2**63 or more fails to lower (``std::bad_cast``): such
+  masks are computed in the kernel;
+- an overload's implementation is compiled again at every call unless its options say
+  it is a device function (``DEVICE``).
+
+``from_recipe`` raises ``MlirUnsupported`` for what is not made yet.
+"""
+
+import functools
+import itertools
+import re
+
+import numpy as np
+
+
+class MlirUnsupported(Exception):
+    """What this adapter cannot yet build for numba-cuda-mlir (raised as the
+    primitive's CoopError)."""
+
+
+def _mlir_ptx(text):
+    """numba-cuda's inline-assembly text (operands ``$0``, ``$1``, ...) for
+    numba-cuda-mlir's ``inline_ptx`` (operands ``%0``, ``%1``, ...)."""
+    return re.sub(r"\$(\d+)", r"%\1", text)
+
+
+#: The options of every overload's implementation: compiled as a device function.
+#: (numba-cuda-mlir 0.6 compiles an implementation without them as a device function
+#: through a copy of its dispatcher, which it makes again, and compiles again, at every
+#: call: it compares the copy's options, to which compiling added the chip, with its
+#: own.)
+DEVICE = {"device": True}
+
+
+def jitable(fn):
+    """``fn`` compiled as a numba-cuda-mlir device function, once per signature (MLIR's
+    inliner inlines it where it is called)."""
+    from numba_cuda_mlir import cuda
+
+    return cuda.jit(device=True)(fn)
+
+
+def passable(fn):
+    """``fn`` as a function that coop's code may also pass as an argument (a device
+    function cannot be one), inlined into its callers' Numba IR. Typed again at every
+    call, so only for small functions."""
+    from numba_cuda_mlir.extending import register_jitable, typing_registry
+
+    return register_jitable(typing_registry=typing_registry, inline="always", **DEVICE)(fn)
+
+
+def ptx_function(signature, text, *operands, returns="result", **scope):
+    """A function ``signature`` (e.g. ``"step(mask, value, delta, c)"``) returning
+    ``returns``, an expression of ``result``: the outputs of numba-cuda-mlir's
+    ``inline_ptx`` of ``text`` (numba-cuda's operand syntax) with ``operands``,
+    ``(constraint, expression)`` pairs (outputs' expressions are ignored), and of
+    ``scope``'s names. Generated, since ``inline_ptx`` takes its text and constraints
+    only as literals."""
+    from numba_cuda_mlir import cuda
+
+    arguments = "".join(f", {constraint!r}, {expression}" for constraint, expression in operands)
+    call = f"cuda.experimental.inline_ptx({_mlir_ptx(text)!r}{arguments})"
+    name = signature.partition("(")[0]
+    scope.update(cuda=cuda, np=np)
+    exec(f"def {signature}:\n    result = {call}\n    return {returns}\n", scope)
+    return jitable(scope[name])
+
+
+def typed_function(typer):
+    """A function for numba-cuda-mlir kernels whose code ``typer`` gives for its
+    arguments' (numba-cuda-mlir) types, or None where it does not apply; it takes the
+    typer's parameters."""
+    import inspect
+
+    from numba_cuda_mlir.extending import overload, typing_registry
+
+    names = ", ".join(inspect.signature(typer).parameters)
+    made = {}
+
+    def implementation(*args):
+        # one device function per signature, called from a stub (a new function each
+        # time would be compiled again at every call)
+        if args not in made:
+            code = typer(*args)
+            made[args] = None if code is None else _function(f"call({names})", f"target({names})",
+                                                             target=jitable(code))
+        return made[args]
+
+    function = _function(f"function({names})", "stub()", stub=_compiled_only)
+    typed = _function(f"typed({names})", f"implementation({names})", implementation=implementation)
+    overload(function, typing_registry=typing_registry, jit_options=DEVICE)(typed)
+    return function
+
+
+def _compiled_only():
+    raise NotImplementedError("compiled only")
+
+
+def _function(signature, returns, **scope):
+    exec(f"def {signature}:\n    return {returns}\n", scope)
+    return scope[signature.partition("(")[0]]
+
+
+def _scalar(ty):
+    """The NumPy scalar type of a numba-cuda-mlir scalar type."""
+    from numba_cuda_mlir.numba_cuda.np.numpy_support import as_dtype
+
+    return as_dtype(ty).type
+
+
+@functools.lru_cache(maxsize=None)
+def from_recipe(name, args):
+    """numba-cuda-mlir code for the intrinsic ``numba_cuda_intrinsics.<name>(*args)``."""
+    make = _RECIPES.get(name)
+    if make is None:
+        raise MlirUnsupported(f"the intrinsic {name}")
+    made = make(*args)
+    if isinstance(made, _device_function_class()):
+        # coop's code passes some intrinsics to functions as arguments
+        import inspect
+
+        names = ", ".join(inspect.signature(made.py_func).parameters)
+        made = passable(_function(f"{name}({names})", f"device({names})", device=made))
+    return made
+
+
+def _device_function_class():
+    from numba_cuda_mlir import cuda
+
+    return type(cuda.jit(device=True)(_compiled_only))
+
+
+# -- warp -------------------------------------------------------------------------------------
+
+_SHUFFLE_MODES = ("idx", "up", "down", "bfly")  # coop._core.shuffle's IDX, UP, DOWN, XOR
+
+# one word; two words (a 64-bit value): the value, the lane operand, the clamp operand,
+# the mask; with a predicate, the instruction's source predicate as a second output
+_WORD_SHUFFLE = {
+    False: "shfl.sync.MODE.b32 $0, $1, $2, $3, $4;",
+    True: "{ .reg .pred p; shfl.sync.MODE.b32 $0|p, $2, $3, $4, $5; selp.u32 $1, 1, 0, p; }",
+}
+_PAIR_SHUFFLE = {
+    False: "{ .reg .b32 lo; .reg .b32 hi; mov.b64 {lo, hi}, $1; shfl.sync.MODE.b32 lo, lo, $2, $3, $4; "
+           "shfl.sync.MODE.b32 hi, hi, $2, $3, $4; mov.b64 $0, {lo, hi}; }",
+    True: "{ .reg .pred p; .reg .b32 lo; .reg .b32 hi; mov.b64 {lo, hi}, $2; shfl.sync.MODE.b32 lo|p, lo, $3, $4, $5; "
+          "shfl.sync.MODE.b32 hi|p, hi, $3, $4, $5; mov.b64 $0, {lo, hi}; selp.u32 $1, 1, 0, p; }",
+}
+
+
+def _shuffle(mode, c, with_predicate):
+    """``shuffle(mask, value, b)`` (``c`` None: ``(mask, value, b, c)``) of any value coop
+    shuffles, as numba-cuda's intrinsic moves it: 32-bit words, narrower values widened,
+    64-bit values as two words, complex numbers and tuples member by member; with
+    ``with_predicate``, ``(value, predicate)``."""
+
+    mode_name = _SHUFFLE_MODES[mode]
+
+    def register(kind):
+        """A function moving one word of register kind ``kind`` ("r", "f", "l", "d"):
+        ``(moved, predicate)``."""
+        text = (_PAIR_SHUFFLE if kind in "ld" else _WORD_SHUFFLE)[with_predicate].replace("MODE", mode_name)
+        inputs = ((kind, "value"), ("r", "b"), ("r", "clamp"), ("r", "mask"))
+        if with_predicate:
+            return ptx_function("move(mask, value, b, clamp)", text, ("=" + kind, 0), ("=r", 0), *inputs,
+                                returns="result[0], result[1] != 0")
+        return ptx_function("move(mask, value, b, clamp)", text, ("=" + kind, 0), *inputs, returns="result, True")
+
+    registers = {kind: register(kind) for kind in "rfld"}
+
+    def typer(mask, value, b, clamp):
+        return _mover(value, registers, move_any)
+
+    move_any = typed_function(typer)
+
+    if with_predicate and c is None:
+
+        def shuffle(mask, value, b, clamp):
+            return move_any(mask, value, b, clamp)
+    elif with_predicate:
+
+        def shuffle(mask, value, b):
+            return move_any(mask, value, b, c)
+    elif c is None:
+
+        def shuffle(mask, value, b, clamp):
+            return move_any(mask, value, b, clamp)[0]
+    else:
+
+        def shuffle(mask, value, b):
+            return move_any(mask, value, b, c)[0]
+
+    return jitable(shuffle)
+
+
+def _mover(ty, registers, move_any):
+    """The code moving a value of numba-cuda-mlir type ``ty`` with ``registers`` (one
+    function per register kind), ``(moved, predicate)``; ``move_any`` moves members."""
+    from numba_cuda_mlir.numba_cuda import types as M
+
+    ty = M.unliteral(ty)
+    if isinstance(ty, M.Boolean):
+        word = registers["r"]
+
+        def move(mask, value, b, clamp):
+            moved, source = word(mask, np.int32(1 if value else 0), b, clamp)
+            return moved != 0, source
+    elif isinstance(ty, M.Integer) and ty.bitwidth <= 64:
+        word, scalar = registers["r" if ty.bitwidth <= 32 else "l"], _scalar(ty)
+        widen = np.int32 if ty.bitwidth <= 32 else np.int64
+
+        def move(mask, value, b, clamp):
+            moved, source = word(mask, widen(value), b, clamp)
+            return scalar(moved), source
+    elif isinstance(ty, M.Float) and ty.bitwidth <= 64:
+        word, scalar = registers["f" if ty.bitwidth <= 32 else "d"], _scalar(ty)
+        widen = np.float32 if ty.bitwidth <= 32 else np.float64
+
+        def move(mask, value, b, clamp):
+            moved, source = word(mask, widen(value), b, clamp)
+            return scalar(moved), source
+    elif isinstance(ty, M.Complex):
+        scalar = _scalar(ty)
+
+        def move(mask, value, b, clamp):
+            real, source = move_any(mask, value.real, b, clamp)
+            imag, _ = move_any(mask, value.imag, b, clamp)
+            return scalar(complex(real, imag)), source
+    elif isinstance(ty, M.BaseTuple) and len(ty) > 0:
+        # member by member (generated: Numba has no loop over a heterogeneous tuple)
+        members = ", ".join(f"move_any(mask, value[{i}], b, clamp)" for i in range(len(ty)))
+        source = (f"def move(mask, value, b, clamp):\n"
+                  f"    moved = ({members},)\n"
+                  f"    return ({', '.join(f'moved[{i}][0]' for i in range(len(ty)))},), moved[0][1]\n")
+        scope = {"move_any": move_any}
+        exec(source, scope)
+        move = scope["move"]
+    else:
+        return None
+    return move
+
+
+def _up_sum_step():
+    """CUB's fused scan step for sums: numba-cuda's PTX (``_UP_SUM_ASM``)."""
+    from numba_cuda_mlir.numba_cuda import types as M
+
+    from coop._core.compilers.numba_cuda_intrinsics import _UP_SUM_ASM
+
+    def typer(mask, value, delta, c):
+        value = M.unliteral(value)
+        if isinstance(value, M.Float) and value.bitwidth in (32, 64):
+            bits, add, kind = value.bitwidth, f"f{value.bitwidth}", "f" if value.bitwidth == 32 else "d"
+        elif isinstance(value, M.Integer) and value.bitwidth <= 64:
+            bits = max(32, value.bitwidth)
+            add, kind = f"u{bits}", "r" if bits == 32 else "l"
+        else:
+            return None
+        widen = {"r": np.int32, "l": np.int64, "f": np.float32, "d": np.float64}[kind]
+        return ptx_function("step(mask, value, delta, c)", _UP_SUM_ASM[bits].replace("ADD", add), ("=" + kind, 0),
+                            (kind, "widen(value)"), ("r", "delta"), ("r", "c"), ("r", "mask"),
+                            returns="scalar(result)", widen=widen, scalar=_scalar(value))
+
+    return typed_function(typer)
+
+
+def _warp_sum():
+    """``redux.sync.add``, as numba-cuda's intrinsic."""
+    from numba_cuda_mlir.numba_cuda import types as M
+
+    from coop._core.compilers.numba_cuda_intrinsics import _REDUX_ADD_ASM
+
+    def typer(mask, value):
+        value = M.unliteral(value)
+        if not (isinstance(value, M.Integer) and value.bitwidth <= 32):
+            return None
+        return ptx_function("warp_sum(mask, value)", _REDUX_ADD_ASM, ("=r", 0), ("r", "np.int32(value)"),
+                            ("r", "mask"), returns="scalar(result)", scalar=_scalar(value))
+
+    return typed_function(typer)
+
+
+def _same_bit_lanes():
+    """CUB's MatchAny step, numba-cuda's PTX (``_SAME_BIT_LANES_ASM``)."""
+
+    from coop._core.compilers.numba_cuda_intrinsics import _SAME_BIT_LANES_ASM
+
+    return ptx_function("same_bit_lanes(mask, label, bit)", _SAME_BIT_LANES_ASM, ("=r", 0),
+                        ("r", "np.uint32(label)"), ("r", "np.uint32(1) << np.uint32(bit)"), ("r", "np.uint32(mask)"),
+                        returns="np.uint32(result)")
+
+
+# -- values ------------------------------------------------------------------------------------
+
+
+def _converter(value_type):
+    from numba.cuda import types as T
+    from numba.cuda.np.numpy_support import as_dtype
+
+    if isinstance(value_type, T.BaseTuple):
+        # member by member (generated: Numba has no loop over a heterogeneous tuple)
+        members = {f"member_{k}": _converter(t) for k, t in enumerate(value_type)}
+        return passable(_function("convert(value)", "(" + "".join(f"member_{k}(value[{k}]), " for k in
+                                                                   range(len(members))) + ")", **members))
+    if not isinstance(value_type, (T.Integer, T.Float, T.Boolean, T.Complex)):
+        raise MlirUnsupported(f"converting to {value_type}")
+    scalar = as_dtype(value_type).type
+
+    def convert(value):
+        return scalar(value)
+
+    return passable(convert)
+
+
+def _same():
+    def same(value):
+        return value
+
+    return passable(same)
+
+
+def _int64_constant(value):
+    def constant():
+        return np.int64(value)
+
+    return jitable(constant)
+
+
+# -- registers ---------------------------------------------------------------------------------
+
+
+def _block_rank_reader(fresh):
+    """The thread's linear rank in its block (x fastest), in 32 bits; ``fresh``: an opaque
+    copy, as numba-cuda's intrinsic gives."""
+    from numba_cuda_mlir import cuda
+
+    if fresh:
+
+        def read_rank():
+            rank = np.uint32(cuda.threadIdx.x + cuda.blockDim.x * (cuda.threadIdx.y
+                                                                  + cuda.blockDim.y * cuda.threadIdx.z))
+            return np.int64(np.uint32(cuda.experimental.inline_ptx("mov.u32 %0, %1;", "=r", 0, "r", rank)))
+    else:
+
+        def read_rank():
+            return np.int64(np.uint32(cuda.threadIdx.x + cuda.blockDim.x * (cuda.threadIdx.y
+                                                                           + cuda.blockDim.y * cuda.threadIdx.z)))
+
+    return jitable(read_rank)
+
+
+# -- scratch -----------------------------------------------------------------------------------
+
+_allocations = itertools.count()
+
+
+def _word_array(words, space, name, takes_unused):
+    """An intrinsic giving ``words`` 8-byte words of ``space`` ("shared": a static
+    allocation where it is lowered; "local"), emitted where it is called (see the module
+    docstring); ``takes_unused``: it takes one ignored argument."""
+    from numba_cuda_mlir.extending import intrinsic
+    from numba_cuda_mlir.numba_cuda import types as M
+
+    buffer_type = M.Array(M.uint64, 1, "C")
+
+    def codegen(lower, target, args, kwargs):
+        from numba_cuda_mlir._mlir import ir
+        from numba_cuda_mlir._mlir.dialects import memref
+
+        word = ir.IntegerType.get_signless(64)
+        if space == "shared":
+            shared = ir.Attribute.parse("#gpu.address_space<workgroup>")
+            array_type = ir.MemRefType.get([words], word, memory_space=shared)
+            symbol = f"{name}_{next(_allocations)}"
+            with ir.InsertionPoint(lower.mlir_gpu_module.bodyRegion.blocks[0]):
+                memref.global_(symbol, array_type, sym_visibility="private", alignment=16)
+            lower.store_var(target, memref.get_global(array_type, symbol))
+        else:
+            with lower.alloca_insertion_point():
+                array = memref.alloca(ir.MemRefType.get([words], word), [], [])
+            lower.store_var(target, array)
+
+    if takes_unused:
+
+        @intrinsic
+        def allocate(typingctx, unused):
+            return buffer_type(unused), codegen
+    else:
+
+        @intrinsic
+        def allocate(typingctx):
+            return buffer_type(), codegen
+
+    return allocate
+
+
+def _slot_view(ty):
+    """How a slot of numba-cuda-mlir type ``ty`` is read and written through a view of
+    the word buffer: ``(view dtype, to slot, from slot)``; bools as bytes."""
+    from numba_cuda_mlir.numba_cuda import types as M
+
+    ty = M.unliteral(ty)
+    if isinstance(ty, M.Boolean):
+        return np.dtype(np.uint8), np.uint8, _nonzero
+    if isinstance(ty, (M.Integer, M.Float, M.Complex)):
+        scalar = _scalar(ty)
+        return np.dtype(scalar), scalar, scalar
+    raise MlirUnsupported(f"a scratch slot of {ty}")
+
+
+def _nonzero(value):
+    return value != 0
+
+
+def _numba_cuda_mlir_type(value_type):
+    """The numba-cuda-mlir type of a numba-cuda scalar type."""
+    from numba_cuda_mlir.numba_cuda import types as M
+
+    return getattr(M, str(value_type), value_type)
+
+
+def _store():
+    def typer(buffer, index, value):
+        view, to_slot, _ = _slot_view(value)
+
+        def store(buffer, index, value):
+            buffer.view(view)[index] = to_slot(value)
+
+        return store
+
+    return typed_function(typer)
+
+
+def _storer(value_type):
+    view, to_slot, _ = _slot_view(_numba_cuda_mlir_type(value_type))
+
+    def store_as(buffer, index, value):
+        buffer.view(view)[index] = to_slot(value)
+
+    return jitable(store_as)
+
+
+def _loader(value_type):
+    view, _, from_slot = _slot_view(_numba_cuda_mlir_type(value_type))
+
+    def load(buffer, index):
+        return from_slot(buffer.view(view)[index])
+
+    return jitable(load)
+
+
+def _atomic_add():
+    from numba_cuda_mlir import cuda
+    from numba_cuda_mlir.numba_cuda import types as M
+
+    def typer(buffer, index, value):
+        value = M.unliteral(value)
+        if not (isinstance(value, M.Integer) and value.bitwidth in (32, 64)):
+            raise MlirUnsupported(f"an atomic add of {value}")
+        view = np.dtype(_scalar(value))
+
+        def atomic_add(buffer, index, value):
+            return cuda.atomic.add(buffer.view(view), index, value)
+
+        return atomic_add
+
+    return typed_function(typer)
+
+
+def _local_array_tuple(count, member_types):
+    """An intrinsic ``()`` giving a ``cuda.local.array(count, member)`` per numba-cuda
+    type of ``member_types`` (a tuple; one type: that one array)."""
+    from numba_cuda_mlir.extending import intrinsic
+    from numba_cuda_mlir.numba_cuda import types as M
+
+    single = not isinstance(member_types, tuple)
+    members = [_numba_cuda_mlir_type(t) for t in ((member_types,) if single else member_types)]
+    arrays = [M.Array(member, 1, "C") for member in members]
+    result = arrays[0] if single else M.Tuple(arrays)
+
+    def codegen(lower, target, args, kwargs):
+        from numba_cuda_mlir._mlir import ir
+        from numba_cuda_mlir._mlir.dialects import memref
+
+        made = []
+        with lower.alloca_insertion_point():
+            for member in members:
+                made.append(memref.alloca(ir.MemRefType.get([count], lower.get_storage_type(member)), [], []))
+        lower.store_var(target, made[0] if single else tuple(made))
+
+    @intrinsic
+    def allocate(typingctx):
+        return result(), codegen
+
+    return allocate
+
+
+def _slot32(log_banks, padded):
+    """``offset`` in 32 bits, plus ``offset >> log_banks`` where ``padded``, as int64."""
+    if padded:
+
+        def slot(offset):
+            word = np.uint32(offset)
+            return np.int64(np.uint32(word + (word >> np.uint32(log_banks))))
+    else:
+
+        def slot(offset):
+            return np.int64(np.uint32(offset))
+
+    return jitable(slot)
+
+
+# -- radix keys --------------------------------------------------------------------------------
+
+
+def _numpy_scalar(value_type):
+    """The NumPy scalar type of a numba-cuda scalar type."""
+    from numba.cuda.np.numpy_support import as_dtype
+
+    return as_dtype(value_type).type
+
+
+def _bitcast(from_scalar, to_scalar):
+    """A device function reinterpreting a ``from_scalar`` as a ``to_scalar`` of the same
+    width (through a one-value local array: LLVM keeps it in a register)."""
+    from numba_cuda_mlir import cuda
+
+    def bitcast(value):
+        cell = cuda.local.array(1, from_scalar)
+        cell[0] = value
+        return cell.view(to_scalar)[0]
+
+    return jitable(bitcast)
+
+
+def _bit_conversion(from_type, to_type, step, bits, shift=0):
+    """numba-cuda's ``bit_conversion`` (radix keys' bit twiddles), in Python."""
+    to_scalar = _numpy_scalar(to_type)
+    word = _numpy_scalar(_unsigned(bits))
+    top = bits - 1
+    # (the masks are computed in the kernel: numba-cuda-mlir 0.6 cannot make a 64-bit
+    # constant of 2**63 or more)
+    if step == "zext":
+
+        def convert(value):
+            return word(1 if value else 0)
+    elif step == "nonzero":
+
+        def convert(value):
+            return value != 0
+    elif step == "flip_sign":
+
+        def convert(value):
+            return to_scalar(word(value) ^ (word(1) << word(top)))
+    elif step == "float_to_ordered":
+        as_word = _bitcast(_numpy_scalar(from_type), word)
+
+        def convert(value):
+            bits_of = as_word(value)
+            high = word(1) << word(top)
+            return word(bits_of ^ (~word(0) if bits_of & high else high))
+    elif step == "ordered_to_float":
+        as_float = _bitcast(word, to_scalar)
+
+        def convert(value):
+            high = word(1) << word(top)
+            return as_float(word(value ^ (high if value & high else ~word(0))))
+    elif step == "shift_left":
+
+        def convert(value):
+            return to_scalar(to_scalar(value) << to_scalar(shift))
+    elif step == "shift_right":
+        from_scalar = _numpy_scalar(from_type)
+
+        def convert(value):
+            return to_scalar(value >> from_scalar(shift))
+    else:
+        assert step == "same", step
+
+        def convert(value):
+            return value
+
+    return jitable(convert)
+
+
+def _unsigned(bits):
+    from numba.cuda import types as T
+
+    return T.Integer.from_bitwidth(bits, signed=False)
+
+
+def _digit_extractor(bits, minus_zero_fields):
+    """numba-cuda's ``digit_extractor``: ``(ordered, begin_bit, num_bits) -> uint32``,
+    each float member's -0.0 read as +0.0."""
+    word = _numpy_scalar(_unsigned(bits))
+    source = ["def extract(ordered, begin_bit, num_bits):", "    value = word(ordered)"]
+    for offset, width, minus_zero in minus_zero_fields:
+        field = f"(~word(0) >> word({bits - width}))"  # (computed: see _bit_conversion)
+        source.append(f"    if word((value >> word({offset})) & {field}) == {_word_constant(minus_zero)}:")
+        source.append(f"        value = word(value ^ word({field} << word({offset})))")
+    source.append("    shifted = np.uint32(word(value >> word(begin_bit)) & word(0xFFFFFFFF))")
+    source.append("    return np.uint32(shifted & np.uint32((np.uint64(1) << np.uint64(num_bits)) - np.uint64(1)))")
+    scope = {"np": np, "word": word}
+    exec("\n".join(source) + "\n", scope)
+    return jitable(scope["extract"])
+
+
+def _word_constant(value):
+    """Source of the unsigned ``word`` ``value`` (built from two halves at 2**63 or more,
+    which numba-cuda-mlir 0.6 cannot make a constant of)."""
+    if value < 1 << 63:
+        return f"word({value})"
+    return f"(word({value >> 32}) << word(32) | word({value & 0xFFFFFFFF}))"
+
+
+def _unrolled_loop(count, body):
+    """``loop(items, output, buffer, index, warp, lanes, mask)`` calling ``body(k, ...)``
+    for ``k`` in ``range(count)`` (``body`` rebuilt for numba-cuda-mlir)."""
+    from coop._core.compilers.numba_cuda_mlir import mlir_function
+
+    turn = mlir_function(body)
+
+    def loop(items, output, buffer, index, warp, lanes, mask):
+        for k in range(count):
+            turn(np.uint32(k), items, output, buffer, index, warp, lanes, mask)
+
+    return passable(loop)
+
+
+# -- checks ------------------------------------------------------------------------------------
+
+
+def _launch_check(message, threads):
+    """In debug mode, a block of other than ``threads`` threads prints ``message`` and
+    traps (numba-cuda's ``launch_check``); otherwise nothing."""
+    from numba_cuda_mlir import cuda
+
+    from coop._core.config import config
+
+    if not config.debug:
+        def check():
+            pass
+
+        return jitable(check)
+    before, _, after = message.partition("%lld")
+
+    def check():
+        count = cuda.blockDim.x * cuda.blockDim.y * cuda.blockDim.z
+        if count != threads:
+            print(before, count, after)
+            cuda.experimental.inline_ptx("trap;")
+
+    return jitable(check)
+
+
+def _size_check(symbol, message, unit, exact):
+    """``check(array, minimum)``: an array whose length numba-cuda-mlir knows while
+    lowering (a ``cuda.local.array`` or ``cuda.shared.array`` of the kernel) is checked
+    then, the error naming ``symbol`` as numba-cuda's link error does; in debug mode,
+    every array at run time (numba-cuda's ``size_check``)."""
+    from numba_cuda_mlir import cuda
+    from numba_cuda_mlir.extending import intrinsic
+    from numba_cuda_mlir.numba_cuda import types as M
+
+    from coop._core.config import config
+
+    @intrinsic
+    def check_known_size(typingctx, array, minimum):
+        if not isinstance(array, M.Array) or not isinstance(minimum, M.Integer):
+            return None
+        itemsize = np.dtype(_scalar(array.dtype)).itemsize if unit == "bytes" else 1
+
+        def codegen(lower, target, args, kwargs):
+            from numba_cuda_mlir._mlir import ir
+            from numba_cuda_mlir.lowering_utilities import try_extract_constant
+
+            from coop._core.errors import CoopError
+
+            array_type = lower.load_var(args[0]).type
+            needed = try_extract_constant(lower.load_var(args[1]))
+            if isinstance(array_type, ir.MemRefType) and array_type.has_static_shape and needed is not None:
+                size = array_type.shape[0] * itemsize
+                if (size != needed) if exact else (size < needed):
+                    raise CoopError(message.replace("%lld", str(size), 1).replace("%lld", str(needed), 1))
+            lower.store_var(target, None)
+
+        return M.void(array, minimum), codegen
+
+    if not config.debug:
+
+        def check(array, minimum):
+            check_known_size(array, minimum)
+
+        return passable(check)
+    before, _, rest = message.partition("%lld")
+    middle, _, after = rest.partition("%lld")
+
+    def check(array, minimum):
+        check_known_size(array, minimum)
+        size = array.size * (array.itemsize if unit == "bytes" else 1)
+        if (size != minimum) if exact else (size < minimum):
+            print(before, size, middle, minimum, after)
+            cuda.experimental.inline_ptx("trap;")
+
+    return passable(check)
+
+
+_RECIPES = {
+    "shuffle": _shuffle,
+    "up_sum_step": _up_sum_step,
+    "warp_sum": _warp_sum,
+    "same_bit_lanes": _same_bit_lanes,
+    "converter": _converter,
+    "same": _same,
+    "int64_constant": _int64_constant,
+    "block_rank_reader": _block_rank_reader,
+    "word_array": _word_array,
+    "store": _store,
+    "storer": _storer,
+    "loader": _loader,
+    "atomic_add": _atomic_add,
+    "local_array_tuple": _local_array_tuple,
+    "slot32": _slot32,
+    "bit_conversion": _bit_conversion,
+    "digit_extractor": _digit_extractor,
+    "unrolled_loop": _unrolled_loop,
+    "launch_check": _launch_check,
+    "size_check": _size_check,
+}
