@@ -135,13 +135,26 @@ CASES = {
 INTEGERS = ["int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64"]
 DTYPES = INTEGERS + ["float32", "float64"]
 
+#: The other value types, in the cases that take them (bools are not summed, complex
+#: numbers not ordered)
+OTHER_TYPES = {
+    "float16": ["warp.inclusive_sum", "warp.broadcast", "block.exclusive_sum", "block.exchange blocked_to_striped",
+                "block.radix_sort", "block.merge_sort"],
+    "bool": ["warp.broadcast", "block.load striped, store direct", "block.exchange blocked_to_striped",
+             "block.radix_sort"],
+    "complex64": ["warp.inclusive_sum", "warp.broadcast", "block.exclusive_sum", "block.exchange blocked_to_striped"],
+    "complex128": ["warp.exclusive_sum, width 16", "block.sum"],
+}
+
 if gpu_available():
     VARIANTS = [(case, dtype) for case in CASES for dtype in DTYPES]
+    VARIANTS += [(case, dtype) for dtype, cases in OTHER_TYPES.items() for case in cases]
 else:
     # compiled only (numba-cuda-mlir took 1-17 s a kernel on a 2-core machine): every case
     # once, in dtypes that cover the shuffles (8-bit widened, 64-bit in two words) and the
-    # radix twiddles
+    # radix twiddles, and one case of each other type
     VARIANTS = [(case, DTYPES[number % len(DTYPES)]) for number, case in enumerate(CASES)]
+    VARIANTS += [(cases[-1], dtype) for dtype, cases in OTHER_TYPES.items()]
 
 #: Cases whose numba-cuda-mlir PTX uses local memory where numba-cuda's uses none (noted
 #: in the README): numba-cuda-mlir 0.6 keeps a variable in memory where a branching
@@ -179,9 +192,10 @@ for name, dtype in VARIANTS:
         rng = np.random.default_rng(len(name))
         size = 256 if "items" in body else 64
         low = 0 if np.dtype(dtype).kind == "u" else -3
-        x = rng.integers(low, 4, size).astype(dtype)
-        if "radix_sort" in name or "merge_sort" in name:
-            x = rng.integers(low, 100, size).astype(dtype)
+        x = rng.integers(low, 100 if "sort" in name else 4, size)
+        if np.dtype(dtype).kind == "c":
+            x = x + 1j * x[::-1]
+        x = x.astype(dtype)
         with np.errstate(over="ignore"):
             expected = np.asarray(eval(reference), dtype=dtype).reshape(-1)
         out = cuda.to_device(np.zeros(256, dtype))

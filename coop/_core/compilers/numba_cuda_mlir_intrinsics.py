@@ -152,6 +152,9 @@ def _device_function_class():
 
 # -- warp -------------------------------------------------------------------------------------
 
+#: The scalar type of each inline-PTX register kind coop uses.
+_REGISTER_TYPES = {"r": np.int32, "l": np.int64, "f": np.float32, "d": np.float64}
+
 _SHUFFLE_MODES = ("idx", "up", "down", "bfly")  # coop._core.shuffle's IDX, UP, DOWN, XOR
 
 # one word; two words (a 64-bit value): the value, the lane operand, the clamp operand,
@@ -173,7 +176,6 @@ def _shuffle(mode, c, with_predicate):
     shuffles, as numba-cuda's intrinsic moves it: 32-bit words, narrower values widened,
     64-bit values as two words, complex numbers and tuples member by member; with
     ``with_predicate``, ``(value, predicate)``."""
-
     mode_name = _SHUFFLE_MODES[mode]
 
     def register(kind):
@@ -225,16 +227,9 @@ def _mover(ty, registers, move_any):
         def move(mask, value, b, clamp):
             moved, source = word(mask, np.int32(1 if value else 0), b, clamp)
             return moved != 0, source
-    elif isinstance(ty, M.Integer) and ty.bitwidth <= 64:
-        word, scalar = registers["r" if ty.bitwidth <= 32 else "l"], _scalar(ty)
-        widen = np.int32 if ty.bitwidth <= 32 else np.int64
-
-        def move(mask, value, b, clamp):
-            moved, source = word(mask, widen(value), b, clamp)
-            return scalar(moved), source
-    elif isinstance(ty, M.Float) and ty.bitwidth <= 64:
-        word, scalar = registers["f" if ty.bitwidth <= 32 else "d"], _scalar(ty)
-        widen = np.float32 if ty.bitwidth <= 32 else np.float64
+    elif isinstance(ty, (M.Integer, M.Float)) and ty.bitwidth <= 64:
+        kind = ("r" if ty.bitwidth <= 32 else "l") if isinstance(ty, M.Integer) else ("f" if ty.bitwidth <= 32 else "d")
+        word, scalar, widen = registers[kind], _scalar(ty), _REGISTER_TYPES[kind]
 
         def move(mask, value, b, clamp):
             moved, source = word(mask, widen(value), b, clamp)
@@ -275,7 +270,7 @@ def _up_sum_step():
             add, kind = f"u{bits}", "r" if bits == 32 else "l"
         else:
             return None
-        widen = {"r": np.int32, "l": np.int64, "f": np.float32, "d": np.float64}[kind]
+        widen = _REGISTER_TYPES[kind]
         return ptx_function("step(mask, value, delta, c)", _UP_SUM_ASM[bits].replace("ADD", add), ("=" + kind, 0),
                             (kind, "widen(value)"), ("r", "delta"), ("r", "c"), ("r", "mask"),
                             returns="scalar(result)", widen=widen, scalar=_scalar(value))
@@ -301,7 +296,6 @@ def _warp_sum():
 
 def _same_bit_lanes():
     """CUB's MatchAny step, numba-cuda's PTX (``_SAME_BIT_LANES_ASM``)."""
-
     from coop._core.compilers.numba_cuda_intrinsics import _SAME_BIT_LANES_ASM
 
     return ptx_function("same_bit_lanes(mask, label, bit)", _SAME_BIT_LANES_ASM, ("=r", 0),
@@ -420,15 +414,19 @@ def _slot_view(ty):
 
     ty = M.unliteral(ty)
     if isinstance(ty, M.Boolean):
-        return np.dtype(np.uint8), np.uint8, _nonzero
+        return np.dtype(np.uint8), np.uint8, _nonzero()
     if isinstance(ty, (M.Integer, M.Float, M.Complex)):
         scalar = _scalar(ty)
         return np.dtype(scalar), scalar, scalar
     raise MlirUnsupported(f"a scratch slot of {ty}")
 
 
-def _nonzero(value):
-    return value != 0
+@functools.lru_cache(maxsize=None)
+def _nonzero():
+    def nonzero(value):
+        return value != 0
+
+    return jitable(nonzero)
 
 
 def _numba_cuda_mlir_type(value_type):
