@@ -113,6 +113,9 @@ CASES = {
     "block.exchange blocked_to_striped": (
         LOAD + "coop.block.exchange.blocked_to_striped(items, items, threads=64, items_per_thread=4)\n" + STORE,
         "x.reshape(4, 64).T.reshape(-1)"),
+    "block.exchange blocked_to_striped, warp_time_slicing": (
+        LOAD + "coop.block.exchange.blocked_to_striped(items, items, threads=64, items_per_thread=4, "
+        "warp_time_slicing=True)\n" + STORE, "x.reshape(4, 64).T.reshape(-1)"),
     "block.exclusive_sum of items": (LOAD + "coop.block.exclusive_sum(items, output=items, threads=64)\n" + STORE,
                                      "exclusive(x.cumsum(dtype=x.dtype))"),
     "warp.load and store, exclusive_sum of items": (
@@ -246,6 +249,8 @@ REFUSED = [
      "coop.warp.head_segmented_reduce in a numba-cuda-mlir kernel: cuda.lanemask_lt, which numba-cuda-mlir 0.6 "
      "cannot lower, is not supported there yet"),
     ("coop.warp.exclusive_sum(items)", "coop.warp.exclusive_sum: output is required with an items array"),
+    ("coop.block.sum(x[0], threads=64)  # debug",
+     "coop.block.sum in a numba-cuda-mlir kernel: debug mode (coop.config.debug) is not supported there yet"),
 ]
 
 
@@ -260,6 +265,7 @@ def refusals():
                 out[0] = 0
                 {call}
 
+            coop.config.debug = {"# debug" in call}
             try:
                 compile_ptx(kernel, (types.float64[::1],) * 2)
                 print("{number}: compiled")

@@ -34,7 +34,8 @@ import sys
 import threading
 import types as pytypes
 
-from coop._core.compilers.numba_cuda_mlir_intrinsics import DEVICE, MlirUnsupported, from_recipe
+from coop._core.compilers.numba_cuda_mlir_intrinsics import (DEVICE, MlirUnsupported, from_recipe,
+                                                         numba_cuda_mlir_type)
 
 #: numba-cuda-mlir releases this adapter was written against: (major, minor) pairs.
 SUPPORTED = ((0, 6),)
@@ -294,6 +295,15 @@ def _value_type(ty):
     return isinstance(ty, (M.Number, M.Boolean, M.Array, M.NoneType))
 
 
+def _rebuilt_if_coop_function(value):
+    """A function of coop's compiled code rebuilt (``mlir_function``), other values as
+    they are (a primitive too: it is registered with numba-cuda-mlir as it is)."""
+    if (isinstance(value, pytypes.FunctionType) and value.__module__.startswith("coop.")
+            and not hasattr(value, "_coop_generator")):
+        return mlir_function(value)
+    return value
+
+
 def _mlir_value(value):
     """What ``value``, read by compiled coop code, is for numba-cuda-mlir."""
     import numba.cuda
@@ -305,13 +315,12 @@ def _mlir_value(value):
         return cuda
     recipe = getattr(value, "_coop_recipe", None)
     if recipe is not None:
-        made = from_recipe(*recipe)
+        name, arguments = recipe
+        made = from_recipe(name, tuple(map(_rebuilt_if_coop_function, arguments)))
         _originals[made] = value
         return made
     if isinstance(value, _Intrinsic):
         raise MlirUnsupported(f"the intrinsic {value._name}")
-    # (a primitive is registered with numba-cuda-mlir as it is)
-    if (isinstance(value, pytypes.FunctionType) and value.__module__.startswith("coop.")
-            and not hasattr(value, "_coop_generator")):
-        return mlir_function(value)
-    return value
+    if isinstance(value, numba.cuda.types.Type):  # (a dtype for cuda.local.array, say)
+        return numba_cuda_mlir_type(value)
+    return _rebuilt_if_coop_function(value)
