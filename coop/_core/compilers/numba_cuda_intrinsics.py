@@ -3,7 +3,9 @@ Numba's own lowering (LLVM IR through llvmlite, inline PTX), as numba-cuda intri
 
 Each is the compiled side of a name whose meaning, and whose simulator version, is given
 where coop uses it (the module in parentheses); a second compiler implements the same
-names:
+names (each intrinsic records its factory and arguments, ``_coop_recipe``, from which
+``numba_cuda_mlir_intrinsics`` makes numba-cuda-mlir's; PTX text both emit is a
+constant here, ``*_ASM``):
 
 - warp (``coop._core.shuffle``): ``shuffle`` (shfl.sync of any value type, as 32-bit
   words), ``up_sum_step`` (CUB's shfl-and-add scan step), ``warp_sum`` (redux.sync),
