@@ -34,7 +34,7 @@ import sys
 import threading
 import types as pytypes
 
-from coop._core.compilers.numba_cuda_mlir_intrinsics import (DEVICE, MlirUnsupported, from_recipe,
+from coop._core.compilers.numba_cuda_mlir_intrinsics import (DEVICE, MlirUnsupported, caller, from_recipe,
                                                          numba_cuda_mlir_type)
 
 #: numba-cuda-mlir releases this adapter was written against: (major, minor) pairs.
@@ -112,20 +112,16 @@ def _mlir_generator(qualname, primitive):
 
     generator = primitive._coop_generator
 
-    from numba_cuda_mlir.numba_cuda import types as M
-
     def generate(*args, **kwargs):
         try:
             with _numba_cuda_typing():
                 impl = generator(*map(numba_cuda_type, args), **{k: numba_cuda_type(v) for k, v in kwargs.items()})
             if impl is None:
                 return None
-            impl = mlir_function(impl)
-            # a call of values only (coop.ops' operators, reductions and scans of values):
-            # a device function; one given arrays is inlined, as its checks of their
-            # lengths see them only there (see numba_cuda_mlir_intrinsics._size_check)
-            values = all(_value_type(ty) and not isinstance(ty, M.Array) for ty in (*args, *kwargs.values()))
-            return _device_callers.get(impl) or impl if values else impl
+            # a primitive given arrays is inlined, as this step was tested (its static
+            # scratch allocated per call site); as a device function it would be per
+            # specialisation, as numba-cuda's
+            return _callee(mlir_function(impl), (*args, *kwargs.values()), arrays=False)
         except MlirUnsupported as missing:
             raise CoopError(f"{qualname} in a numba-cuda-mlir kernel: {missing} is not supported there yet "
                             f"(README.md, 'numba-cuda-mlir kernels', lists what is)") from None
@@ -206,7 +202,7 @@ _UNLOWERED = frozenset({"lanemask_lt", "threadfence", "threadfence_block", "thre
 
 _functions = {}  # function -> its numba-cuda-mlir copy
 _originals = {}  # the reverse
-_device_callers = {}  # a copy -> a function calling it compiled as a device function
+_device_callers = {}  # a copy -> a function calling it compiled as a device function (or None)
 
 
 def mlir_function(fn):
@@ -246,38 +242,29 @@ def _register(fn):
     from numba_cuda_mlir import cuda
     from numba_cuda_mlir.extending import overload, typing_registry
 
-    call = _device_callers[fn] = _device_caller(fn, cuda.jit(device=True)(fn))
+    _device_callers[fn] = caller(fn, cuda.jit(device=True)(fn))
 
     def choose(*args, **kwargs):
-        if call is not None and all(map(_value_type, args)) and all(map(_value_type, kwargs.values())):
-            return call
-        return fn
+        return _callee(fn, (*args, *kwargs.values()))
 
     overload(fn, typing_registry=typing_registry, inline="always", strict=False, jit_options=DEVICE)(choose)
     fn.__signature__ = inspect.signature(fn)
 
 
-def _device_caller(fn, device):
-    """A function of ``fn``'s signature calling ``device`` with its arguments; None for a
-    signature with ``*args`` or ``**kwargs``."""
-    import inspect
+def _callee(fn, argument_types, arrays=True):
+    """What a call of ``fn`` (rebuilt and registered) with ``argument_types`` compiles:
+    the call of its device function where every argument is a value (arrays too, with
+    ``arrays``), else ``fn`` itself, inlined."""
+    call = _device_callers.get(fn)
+    if call is not None and all(_value_type(ty) and (arrays or not _is_array(ty)) for ty in argument_types):
+        return call
+    return fn
 
-    parameters = inspect.signature(fn).parameters.values()
-    if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in parameters):
-        return None
-    scope = {"device": device}
-    declared, passed = [], []
-    for number, p in enumerate(parameters):
-        text = p.name
-        if p.default is not p.empty:
-            scope[f"default_{number}"] = p.default
-            text += f"=default_{number}"
-        if p.kind == p.KEYWORD_ONLY and "*" not in declared:
-            declared.append("*")
-        declared.append(text)
-        passed.append(f"{p.name}={p.name}" if p.kind == p.KEYWORD_ONLY else p.name)
-    exec(f"def call({', '.join(declared)}):\n    return device({', '.join(passed)})\n", scope)
-    return scope["call"]
+
+def _is_array(ty):
+    from numba_cuda_mlir.numba_cuda import types as M
+
+    return isinstance(ty, M.Array)
 
 
 def _value_type(ty):

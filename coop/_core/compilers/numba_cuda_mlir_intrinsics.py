@@ -102,14 +102,38 @@ def typed_function(typer):
         # time would be compiled again at every call)
         if args not in made:
             code = typer(*args)
-            made[args] = None if code is None else _function(f"call({names})", f"target({names})",
-                                                             target=jitable(code))
+            made[args] = None if code is None else caller(typer, jitable(code))
         return made[args]
 
     function = _function(f"function({names})", "stub()", stub=_compiled_only)
     typed = _function(f"typed({names})", f"implementation({names})", implementation=implementation)
     overload(function, typing_registry=typing_registry, jit_options=DEVICE)(typed)
     return function
+
+
+def caller(fn, target):
+    """A function of ``fn``'s signature (defaults included) calling ``target`` with its
+    arguments; None for a signature with ``*args`` or ``**kwargs``. (An overload's
+    implementation, or a function coop's code may pass as an argument, must be a Python
+    function of its own signature; the work is in ``target``, a device function.)"""
+    import inspect
+
+    parameters = inspect.signature(fn).parameters.values()
+    if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in parameters):
+        return None
+    scope = {"target": target}
+    declared, passed = [], []
+    for number, p in enumerate(parameters):
+        text = p.name
+        if p.default is not p.empty:
+            scope[f"default_{number}"] = p.default
+            text += f"=default_{number}"
+        if p.kind == p.KEYWORD_ONLY and "*" not in declared:
+            declared.append("*")
+        declared.append(text)
+        passed.append(f"{p.name}={p.name}" if p.kind == p.KEYWORD_ONLY else p.name)
+    return _function(f"{fn.__name__ if fn.__name__.isidentifier() else 'call'}({', '.join(declared)})",
+                     f"target({', '.join(passed)})", **scope)
 
 
 def _compiled_only():
@@ -135,19 +159,12 @@ def from_recipe(name, args):
     if make is None:
         raise MlirUnsupported(f"the intrinsic {name}")
     made = make(*args)
-    if isinstance(made, _device_function_class()):
+    from numba_cuda_mlir.descriptor import MLIRDispatcher
+
+    if isinstance(made, MLIRDispatcher):
         # coop's code passes some intrinsics to functions as arguments
-        import inspect
-
-        names = ", ".join(inspect.signature(made.py_func).parameters)
-        made = passable(_function(f"{name}({names})", f"device({names})", device=made))
+        made = passable(caller(made.py_func, made))
     return made
-
-
-def _device_function_class():
-    from numba_cuda_mlir import cuda
-
-    return type(cuda.jit(device=True)(_compiled_only))
 
 
 # -- warp -------------------------------------------------------------------------------------
@@ -195,24 +212,11 @@ def _shuffle(mode, c, with_predicate):
 
     move_any = typed_function(typer)
 
-    if with_predicate and c is None:
-
-        def shuffle(mask, value, b, clamp):
-            return move_any(mask, value, b, clamp)
-    elif with_predicate:
-
-        def shuffle(mask, value, b):
-            return move_any(mask, value, b, c)
-    elif c is None:
-
-        def shuffle(mask, value, b, clamp):
-            return move_any(mask, value, b, clamp)[0]
-    else:
-
-        def shuffle(mask, value, b):
-            return move_any(mask, value, b, c)[0]
-
-    return jitable(shuffle)
+    # (mask, value, b) with the clamp operand bound, else (mask, value, b, clamp);
+    # (moved, predicate) with the predicate, else moved
+    parameters = "mask, value, b" + (", clamp" if c is None else "")
+    moved = f"move_any(mask, value, b, {'clamp' if c is None else c})" + ("" if with_predicate else "[0]")
+    return jitable(_function(f"shuffle({parameters})", moved, move_any=move_any))
 
 
 def _mover(ty, registers, move_any):
