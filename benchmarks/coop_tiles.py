@@ -32,29 +32,39 @@ union; ``coop.block.transform`` is given none (it shares one buffer itself).
 Each (section, dtype, threads, items) configuration is a small generated module
 (constants as module globals, the kernels undecorated at module level) so that Numba's
 on-disk cache can hold its kernels; ``cuda.jit(sig, cache=True)`` compiles (or loads)
-them eagerly. A kernel is named by its spec, ``KERNEL:DTYPE:THREADS:ITEMS`` for the
-collectives (``sum:int32:128:4``) and ``KERNEL:DTYPE:THREADS:ITEMS:ALGORITHM`` for data
-movement (``copy:float64:256:8:warp_transpose``); ``--kernels`` takes shell globs over
-specs (``'copy:*'``, ``'*:*:*:*:transpose'``), ``--section`` one section.
+them eagerly. The modules are generated once per compiler of coop's kernels
+(``COMPILERS``): numba-cuda (``from numba import cuda``, modules ``coop_tiles_*``) and
+numba-cuda-mlir (``from numba_cuda_mlir import cuda``, ``coop_tiles_mlir_*``), the same
+source otherwise; each compiler's kernels are timed on its own device arrays, with its own
+events. ``--compilers`` selects them (default: those installed). coop refuses some
+kernels with numba-cuda-mlir at compile time (``algorithm="vectorize"``; a device
+function as ``coop.block.transform``'s operator): those are reported as ``refused``.
+
+A kernel is named by its spec, ``KERNEL:DTYPE:THREADS:ITEMS`` for the collectives
+(``sum:int32:128:4``) and ``KERNEL:DTYPE:THREADS:ITEMS:ALGORITHM`` for data movement
+(``copy:float64:256:8:warp_transpose``); ``--kernels`` takes shell globs over specs
+(``'copy:*'``, ``'*:*:*:*:transpose'``), ``--section`` one section.
 
 Subcommands (each prints one JSON line per measurement):
 
 - ``generate DIR``: write the configuration modules into DIR.
 - ``info``: device, compute capability, driver and package versions.
-- ``time DIR [--log2n 28] [--section S] [--kernels GLOBS]``: throughput of every kernel
-  (CUDA events, median of REPS launches after WARMUP), with a check against NumPy.
-- ``compile DIR --phase cold|cached SPEC...``: compile time of each named kernel in this
-  process; run with NUMBA_CACHE_DIR set. ``cold`` expects an empty cache, ``cached`` the
-  one a ``cold`` run filled.
-- ``ptx DIR [--section S] [--kernels GLOBS]``: compile every kernel to PTX for sm_90
-  without a GPU (with a stand-in device; run with ``NUMBA_ENABLE_CUDASIM=0`` on a machine
-  without a GPU) and report its size, barriers, vector accesses and local memory use: a
-  codegen check, not a measurement.
+- ``time DIR [--log2n 28] [--section S] [--kernels GLOBS] [--compilers NAMES]``:
+  throughput of every kernel (CUDA events, median of REPS launches after WARMUP), with a
+  check against NumPy.
+- ``compile DIR --phase cold|cached [--compiler NAME] SPEC...``: compile time of each
+  named kernel in this process; run with NUMBA_CACHE_DIR set. ``cold`` expects an empty
+  cache, ``cached`` the one a ``cold`` run filled.
+- ``ptx DIR [--section S] [--kernels GLOBS] [--compilers NAMES]``: compile every kernel
+  to PTX for sm_90 without a GPU (with a stand-in device; run with
+  ``NUMBA_ENABLE_CUDASIM=0`` on a machine without a GPU) and report its size, barriers,
+  vector accesses and local memory use: a codegen check, not a measurement.
 """
 
 import argparse
 import fnmatch
 import importlib
+import importlib.util
 import json
 import os
 import pathlib
@@ -85,11 +95,105 @@ TRANSPOSES = ("transpose", "warp_transpose", "warp_transpose_timesliced")
 WARMUP = 3
 REPS = 20  # for both sections: a data-movement launch takes 0.3-1 ms at 2^28 elements
 
+
+# -- compilers ------------------------------------------------------------------------------
+# One kernel source, compiled by each compiler: a configuration module is generated once per
+# compiler, differing only in the ``cuda`` it imports. What else differs is here.
+
+
+class NumbaCuda:
+    """numba-cuda: ``from numba import cuda``."""
+
+    name = "numba-cuda"
+    package = "numba"  # the package whose ``cuda`` the generated modules import
+    module_prefix = "coop_tiles"
+
+    @property
+    def cuda_import(self):
+        return f"from {self.package} import cuda"
+
+    def available(self):
+        return importlib.util.find_spec(self.package) is not None
+
+    def cuda(self):
+        """Its ``cuda`` module (jit, device arrays, events), coop imported first: coop
+        registers its primitives with numba-cuda-mlir as that loads."""
+        import coop  # noqa: F401
+
+        return importlib.import_module(f"{self.package}.cuda")
+
+    def memset(self, array, byte):
+        driver = importlib.import_module(f"{self.package}.cuda.cudadrv.driver")
+        driver.device_memset(array, byte, array.nbytes)
+
+    def bind(self, dispatcher, compiled):
+        compiled.bind()  # a kernel loaded from the cache is bound lazily: count it here
+
+    def ptx(self, function, signature):
+        """sm_90 PTX of ``function`` without a GPU."""
+        import numba.cuda.dispatcher
+
+        class Sm90:
+            compute_capability = (9, 0)
+
+        numba.cuda.dispatcher.get_current_device = lambda: Sm90()  # a stand-in device
+        return self.cuda().compile_ptx(function, signature, cc=(9, 0))[0]
+
+    def refusal(self, exc):
+        """coop's message where it refuses a kernel with this compiler, else None."""
+        return None
+
+
+class NumbaCudaMlir(NumbaCuda):
+    """numba-cuda-mlir: ``from numba_cuda_mlir import cuda``; coop refuses what it does not
+    serve there yet (``algorithm="vectorize"``, a device function as an operator) with a
+    CoopError at compile time."""
+
+    name = "numba-cuda-mlir"
+    package = "numba_cuda_mlir"
+    module_prefix = "coop_tiles_mlir"
+
+    def bind(self, dispatcher, compiled):
+        # Reading the kernel's attributes loads its module (it has no bind()); they are
+        # then the compiled kernel's attributes, as numba-cuda's.
+        dispatcher.get_regs_per_thread()
+
+    def ptx(self, function, signature):
+        from coop._core.compilers.numba_cuda_mlir import compile_ptx
+
+        return compile_ptx(function, signature, cc=(9, 0))
+
+    def refusal(self, exc):
+        message = " ".join(str(exc).split())
+        found = re.search(r"coop\.\S+ in a numba-cuda-mlir kernel: .*? is not supported there yet", message)
+        return found.group(0) if found else None
+
+
+COMPILERS = {compiler.name: compiler for compiler in (NumbaCuda(), NumbaCudaMlir())}
+
+
+def default_compilers():
+    """Every compiler that is installed (numba-cuda always is)."""
+    return [name for name, compiler in COMPILERS.items() if compiler.available()]
+
+
+def parse_compilers(value):
+    """``--compilers`` (comma-separated names; None: ``default_compilers()``), in
+    COMPILERS' order."""
+    if value is None:
+        return default_compilers()
+    names = [name for name in value.split(",") if name]
+    unknown = [name for name in names if name not in COMPILERS]
+    if unknown or not names:
+        raise SystemExit(f"unknown compiler(s) {', '.join(unknown) or value!r}: choose from "
+                         + ", ".join(COMPILERS))
+    return [name for name in COMPILERS if name in names]
+
 MODULE_TEMPLATE = '''\
 """Generated by benchmarks/coop_tiles.py: the tile kernels for {dtype}, {threads} x {items}."""
 
 import numpy as np
-from numba import cuda
+{cuda_import}
 
 import coop
 
@@ -122,7 +226,7 @@ DM_MODULE_HEADER = '''\
 coop.block.store) for {dtype}, {threads} x {items}, every algorithm."""
 
 import numpy as np
-from numba import cuda
+{cuda_import}
 
 import coop
 
@@ -173,8 +277,8 @@ TEMP_BYTES_{ALG} = max(
 '''
 
 
-def dm_module_source(dtype, threads, items):
-    parts = [DM_MODULE_HEADER.format(dtype=dtype, threads=threads, items=items)]
+def dm_module_source(cuda_import, dtype, threads, items):
+    parts = [DM_MODULE_HEADER.format(cuda_import=cuda_import, dtype=dtype, threads=threads, items=items)]
     for alg in ALGORITHMS:
         if alg in TRANSPOSES:
             fields = dict(
@@ -193,12 +297,12 @@ def dm_module_source(dtype, threads, items):
 # threads, items, algorithm) for data movement; its spec joins the key with ":".
 
 
-def module_name(dtype, threads, items):
-    return f"coop_tiles_{dtype}_{threads}x{items}"
+def module_name(compiler, dtype, threads, items):
+    return f"{COMPILERS[compiler].module_prefix}_{dtype}_{threads}x{items}"
 
 
-def dm_module_name(dtype, threads, items):
-    return f"coop_tiles_dm_{dtype}_{threads}x{items}"
+def dm_module_name(compiler, dtype, threads, items):
+    return f"{COMPILERS[compiler].module_prefix}_dm_{dtype}_{threads}x{items}"
 
 
 def all_kernels():
@@ -259,7 +363,7 @@ def selected(section=None, patterns=None, only=None, dtype=None):
 CHECK_MODULE = '''\
 """Generated by benchmarks/coop_tiles.py: the data-movement check (plain Numba)."""
 
-from numba import cuda
+{cuda_import}
 
 
 @cuda.jit
@@ -272,16 +376,22 @@ def count_mismatches(got, want, result):
 
 
 def generate(directory):
+    """Every configuration module, once per compiler (installed or not: importing one is
+    what needs it)."""
     directory = pathlib.Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
-    sources = {"coop_tiles_check": CHECK_MODULE}
-    for dtype in DTYPES:
-        for threads, items in CONFIGS:
-            source = MODULE_TEMPLATE.format(dtype=dtype, threads=threads, items=items)
-            sources[module_name(dtype, threads, items)] = source
-    for dtype in DM_DTYPES:
-        for threads, items in DM_CONFIGS:
-            sources[dm_module_name(dtype, threads, items)] = dm_module_source(dtype, threads, items)
+    sources = {}
+    for name, compiler in COMPILERS.items():
+        cuda_import = compiler.cuda_import
+        sources[f"{compiler.module_prefix}_check"] = CHECK_MODULE.format(cuda_import=cuda_import)
+        for dtype in DTYPES:
+            for threads, items in CONFIGS:
+                source = MODULE_TEMPLATE.format(cuda_import=cuda_import, dtype=dtype, threads=threads, items=items)
+                sources[module_name(name, dtype, threads, items)] = source
+        for dtype in DM_DTYPES:
+            for threads, items in DM_CONFIGS:
+                source = dm_module_source(cuda_import, dtype, threads, items)
+                sources[dm_module_name(name, dtype, threads, items)] = source
     for name, source in sources.items():
         path = directory / f"{name}.py"
         # Rewriting an unchanged module would change its mtime and so miss the cache.
@@ -289,13 +399,14 @@ def generate(directory):
             path.write_text(source)
 
 
-def load_module(directory, key):
+def load_module(directory, compiler, key):
     directory = str(pathlib.Path(directory).resolve())
     if directory not in sys.path:
         sys.path.insert(0, directory)
+    COMPILERS[compiler].cuda()  # coop first (see NumbaCuda.cuda)
     if key == ("check",):
-        return importlib.import_module("coop_tiles_check")
-    name = (dm_module_name if section_of(key) == "data-movement" else module_name)(*key[1:4])
+        return importlib.import_module(f"{COMPILERS[compiler].module_prefix}_check")
+    name = (dm_module_name if section_of(key) == "data-movement" else module_name)(compiler, *key[1:4])
     return importlib.import_module(name)
 
 
@@ -305,10 +416,10 @@ def python_function(module, key):
     return getattr(module, f"tile_{key[0]}")
 
 
-def key_fields(key):
-    """The JSON fields naming a kernel (``algorithm`` for data movement only, so that the
-    collectives' lines keep their fields)."""
-    fields = dict(impl="coop", kernel=key[0], dtype=key[1], threads=key[2], items=key[3])
+def key_fields(key, compiler):
+    """The JSON fields naming a kernel and its compiler (``algorithm`` for data movement
+    only, so that the collectives' lines keep their fields)."""
+    fields = dict(impl="coop", compiler=compiler, kernel=key[0], dtype=key[1], threads=key[2], items=key[3])
     if len(key) == 5:
         fields["algorithm"] = key[4]
     return fields
@@ -321,9 +432,10 @@ def emit(**fields):
 # -- on the GPU -----------------------------------------------------------------------------
 
 
-def import_cuda():
-    """numba.cuda and coop, refusing to run on the simulator (benchmarks need a GPU)."""
-    from numba import cuda
+def import_cuda(compiler="numba-cuda"):
+    """The compiler's ``cuda`` and coop, refusing to run on the simulator (benchmarks
+    need a GPU)."""
+    cuda = COMPILERS[compiler].cuda()
 
     import coop
 
@@ -335,19 +447,30 @@ def import_cuda():
     return cuda, coop
 
 
-def jit(cuda, module, key, cache):
+def jit(compiler, module, key, cache):
     """Eager compile (or load from the disk cache) of one kernel; the dispatcher and its
     one compiled kernel, bound to the context (module loaded), ready to launch."""
+    cuda = COMPILERS[compiler].cuda()
     dispatcher = cuda.jit(module.SIGNATURE, cache=cache)(python_function(module, key))
     compiled = next(iter(dispatcher.overloads.values()))
-    compiled.bind()  # a kernel loaded from the cache is bound lazily: count it here
+    COMPILERS[compiler].bind(dispatcher, compiled)
     return dispatcher, compiled
 
 
+def emit_failure(compiler, fields, exc, **more):
+    """A kernel that did not compile or run: ``refused`` (coop's message) where coop
+    refuses it with this compiler, else ``error``."""
+    refusal = COMPILERS[compiler].refusal(exc)
+    if refusal:
+        emit(**fields, **more, refused=refusal)
+    else:
+        emit(**fields, **more, error=f"{type(exc).__name__}: {str(exc)[-2000:]}")
+
+
 def warm_up_compiler(cuda):
-    """Compile, bind and run a trivial plain-Numba kernel (no cache), so that the first
-    measured compile does not pay NVVM's, the linker's and the context's one-time setup.
-    Returns its seconds (reported for information)."""
+    """Compile, bind and run a trivial kernel without coop (no cache), so that the first
+    measured compile does not pay the compiler's, the linker's and the context's one-time
+    setup. Returns its seconds (reported for information)."""
     import numpy as np
 
     start = time.perf_counter()
@@ -394,6 +517,7 @@ def info():
         coop=coop.__version__,
         numba=version("numba"),
         numba_cuda=version("numba-cuda"),
+        numba_cuda_mlir=version("numba-cuda-mlir"),
         numpy=version("numpy"),
     )
 
@@ -435,15 +559,9 @@ def median_seconds(cuda, launch):
     return statistics.median(ms) * 1e-3
 
 
-def fill(cuda, array, byte):
-    from numba.cuda.cudadrv import driver
-
-    driver.device_memset(array, byte, array.nbytes)
-    cuda.synchronize()
-
-
-def zero(cuda, array):
-    fill(cuda, array, 0)
+def fill(compiler, array, byte):
+    COMPILERS[compiler].memset(array, byte)
+    COMPILERS[compiler].cuda().synchronize()
 
 
 def check_sums(got, host, tile):
@@ -470,11 +588,12 @@ def check_scan(d_out, host, tile):
     return f"FAILED: {bad} wrong prefixes in 3 spot-checked tiles" if bad else "ok"
 
 
-def mismatch_counter(directory):
-    """``count_mismatches[blocks, threads](got, want, result)``, a plain-Numba kernel of
-    the generated modules: ``result[0]`` += the positions where ``got != want``,
-    ``result[1]`` = the lowest of them (exact comparison, the whole array, on the device)."""
-    return load_module(directory, ("check",)).count_mismatches
+def mismatch_counter(directory, compiler):
+    """``count_mismatches[blocks, threads](got, want, result)``, a kernel without coop of
+    the generated modules (compiled by ``compiler``, for its arrays): ``result[0]`` += the
+    positions where ``got != want``, ``result[1]`` = the lowest of them (exact comparison,
+    the whole array, on the device)."""
+    return load_module(directory, compiler, ("check",)).count_mismatches
 
 
 def check_move(cuda, counter, d_out, d_want, want, tile):
@@ -496,7 +615,23 @@ def check_move(cuda, counter, d_out, d_want, want, tile):
     return "ok"
 
 
-def time_collectives(cuda, directory, n, keys):
+def compiled_kernels(directory, compiler, keys, **more):
+    """(key, fields, dispatcher, compiled, seconds to compile or load) of each of the keys'
+    kernels compiled by ``compiler`` (from the cache where filled), ready to launch; the
+    failures are reported (with the fields ``more``), not yielded."""
+    for key in keys:
+        module = load_module(directory, compiler, key)
+        fields = key_fields(key, compiler)
+        start = time.perf_counter()
+        try:
+            dispatcher, compiled = jit(compiler, module, key, cache=True)
+        except Exception as exc:  # reported; the other kernels go on
+            emit_failure(compiler, fields, exc, **more)
+            continue
+        yield key, fields, dispatcher, compiled, time.perf_counter() - start
+
+
+def time_collectives(directory, n, keys, compilers):
     import numpy as np
 
     for dtype in DTYPES:
@@ -504,122 +639,105 @@ def time_collectives(cuda, directory, n, keys):
         if not dtype_keys:
             continue
         host = pattern(n, dtype)
-        d_in = cuda.to_device(host)
-        d_out = cuda.device_array(n, dtype=np.dtype(dtype))
-        for key in dtype_keys:
-            kernel, _, threads, items = key
-            module = load_module(directory, key)
-            tile = threads * items
-            tiles = n // tile
-            fields = key_fields(key)
-            try:
-                dispatcher, compiled = jit(cuda, module, key, cache=True)
-            except Exception as exc:  # reported; the other kernels go on
-                emit(**fields, error=f"{type(exc).__name__}: {str(exc)[-2000:]}")
-                continue
-            configured = dispatcher[tiles, threads]
-            launch = lambda: configured(d_in, d_out)  # noqa: E731
-            zero(cuda, d_out)
-            seconds = median_seconds(cuda, launch)
-            if kernel == "sum":
-                check = check_sums(d_out[:tiles].copy_to_host(), host, tile)
-                moved = n * host.itemsize
-            else:
-                check = check_scan(d_out, host, tile)
-                moved = 2 * n * host.itemsize
-            emit(
-                **fields,
-                seconds=seconds,
-                gbps=moved / seconds * 1e-9,
-                regs=compiled.regs_per_thread,
-                check=check,
-            )
-        del d_in, d_out
+        for compiler in compilers:
+            cuda = COMPILERS[compiler].cuda()  # its own device arrays and events
+            d_in = cuda.to_device(host)
+            d_out = cuda.device_array(n, dtype=np.dtype(dtype))
+            for key, fields, dispatcher, compiled, _ in compiled_kernels(directory, compiler, dtype_keys):
+                kernel, _, threads, items = key
+                tile = threads * items
+                tiles = n // tile
+                configured = dispatcher[tiles, threads]
+                launch = lambda: configured(d_in, d_out)  # noqa: E731
+                try:
+                    fill(compiler, d_out, 0)
+                    seconds = median_seconds(cuda, launch)
+                    if kernel == "sum":
+                        check = check_sums(d_out[:tiles].copy_to_host(), host, tile)
+                        moved = n * host.itemsize
+                    else:
+                        check = check_scan(d_out, host, tile)
+                        moved = 2 * n * host.itemsize
+                except Exception as exc:  # a launch failure: reported (a fault ends the others too)
+                    emit_failure(compiler, fields, exc)
+                    continue
+                emit(
+                    **fields,
+                    seconds=seconds,
+                    gbps=moved / seconds * 1e-9,
+                    regs=compiled.regs_per_thread,
+                    check=check,
+                )
+            del d_in, d_out
 
 
-def time_data_movement(cuda, directory, n, keys):
+def time_data_movement(directory, n, keys, compilers):
     import numpy as np
 
-    counter = mismatch_counter(directory)
     for dtype in DM_DTYPES:
         dtype_keys = [k for k in keys if k[1] == dtype]
         if not dtype_keys:
             continue
         host = move_pattern(n, dtype)
         transformed = host * host.dtype.type(3) + host.dtype.type(1)  # NumPy, in the dtype
-        d_in = cuda.to_device(host)
-        d_out = cuda.device_array(n, dtype=np.dtype(dtype))
-        d_transformed = cuda.to_device(transformed)
-        for key in dtype_keys:
-            kernel, _, threads, items, algorithm = key
-            module = load_module(directory, key)
-            tiles = n // (threads * items)
-            fields = key_fields(key)
-            start = time.perf_counter()
-            try:
-                dispatcher, compiled = jit(cuda, module, key, cache=True)
-            except Exception as exc:  # reported; the other kernels go on
-                emit(**fields, error=f"{type(exc).__name__}: {str(exc)[-2000:]}")
-                continue
-            load_s = time.perf_counter() - start
-            configured = dispatcher[tiles, threads]
-            launch = lambda: configured(d_in, d_out)  # noqa: E731
-            try:
-                fill(cuda, d_out, 0xFF)  # -1 / NaN: nothing a previous kernel left passes
-                seconds = median_seconds(cuda, launch)
-                if kernel == "copy":
-                    check = check_move(cuda, counter, d_out, d_in, host, threads * items)
-                else:
-                    check = check_move(cuda, counter, d_out, d_transformed, transformed, threads * items)
-            except Exception as exc:  # a launch failure: reported (a fault ends the others too)
-                emit(**fields, error=f"{type(exc).__name__}: {str(exc)[-2000:]}")
-                continue
-            emit(
-                **fields,
-                seconds=seconds,
-                gbps=2 * n * host.itemsize / seconds * 1e-9,
-                regs=compiled.regs_per_thread,
-                smem=compiled.shared_mem_per_block,
-                local=compiled.local_mem_per_thread,
-                check=check,
-                jit_s=load_s,
-                cache_hit=sum(dispatcher.stats.cache_hits.values()) > 0,
-            )
-        del d_in, d_out, d_transformed
+        for compiler in compilers:
+            cuda = COMPILERS[compiler].cuda()  # its own device arrays and events
+            counter = mismatch_counter(directory, compiler)
+            d_in = cuda.to_device(host)
+            d_out = cuda.device_array(n, dtype=np.dtype(dtype))
+            d_transformed = cuda.to_device(transformed)
+            for key, fields, dispatcher, compiled, load_s in compiled_kernels(directory, compiler, dtype_keys):
+                kernel, _, threads, items, algorithm = key
+                tiles = n // (threads * items)
+                configured = dispatcher[tiles, threads]
+                launch = lambda: configured(d_in, d_out)  # noqa: E731
+                try:
+                    fill(compiler, d_out, 0xFF)  # -1 / NaN: nothing a previous kernel left passes
+                    seconds = median_seconds(cuda, launch)
+                    if kernel == "copy":
+                        check = check_move(cuda, counter, d_out, d_in, host, threads * items)
+                    else:
+                        check = check_move(cuda, counter, d_out, d_transformed, transformed, threads * items)
+                except Exception as exc:  # a launch failure: reported (a fault ends the others too)
+                    emit_failure(compiler, fields, exc)
+                    continue
+                emit(
+                    **fields,
+                    seconds=seconds,
+                    gbps=2 * n * host.itemsize / seconds * 1e-9,
+                    regs=compiled.regs_per_thread,
+                    smem=compiled.shared_mem_per_block,
+                    local=compiled.local_mem_per_thread,
+                    check=check,
+                    jit_s=load_s,
+                    cache_hit=sum(dispatcher.stats.cache_hits.values()) > 0,
+                )
+            del d_in, d_out, d_transformed
 
 
-def time_all(directory, log2n, keys):
-    cuda, _ = import_cuda()
+def time_all(directory, log2n, keys, compilers):
+    import_cuda()
     n = 1 << log2n
     generate(directory)
-    time_collectives(cuda, directory, n, [k for k in keys if section_of(k) == "collectives"])
-    time_data_movement(cuda, directory, n, [k for k in keys if section_of(k) == "data-movement"])
+    time_collectives(directory, n, [k for k in keys if section_of(k) == "collectives"], compilers)
+    time_data_movement(directory, n, [k for k in keys if section_of(k) == "data-movement"], compilers)
 
 
-def compile_times(directory, phase, specs):
-    cuda, _ = import_cuda()
+def compile_times(directory, phase, specs, compiler):
+    cuda, _ = import_cuda(compiler)
     if "NUMBA_CACHE_DIR" not in os.environ:
         raise SystemExit("coop_tiles compile: set NUMBA_CACHE_DIR (cold: an empty directory)")
     keys = [parse_spec(spec) for spec in specs]
     cuda.current_context()  # create the context before timing anything
     warm_up = warm_up_compiler(cuda)
     generate(directory)
-    for key in keys:
-        module = load_module(directory, key)  # imports; compiles nothing
-        fields = key_fields(key)
-        start = time.perf_counter()
-        try:
-            dispatcher, _ = jit(cuda, module, key, cache=True)
-        except Exception as exc:  # reported; the other kernels go on
-            emit(**fields, phase=phase, error=f"{type(exc).__name__}: {str(exc)[-2000:]}")
-            continue
-        seconds = time.perf_counter() - start
-        hits = sum(dispatcher.stats.cache_hits.values())
+    # (the module is imported before the clock starts: it compiles nothing)
+    for _, fields, dispatcher, _, seconds in compiled_kernels(directory, compiler, keys, phase=phase):
         emit(
             **fields,
             phase=phase,
             compile_s=seconds,
-            cache_hit=hits > 0,
+            cache_hit=sum(dispatcher.stats.cache_hits.values()) > 0,
             warm_up_s=warm_up,
         )
 
@@ -644,45 +762,44 @@ def access_widths(accesses, op):
     return dict(sorted(counts.items()))
 
 
-def ptx_all(directory, keys):
-    from numba import cuda
-    import numba.cuda.dispatcher as dispatcher
-
+def ptx_all(directory, keys, compilers):
     import coop
 
     if coop.SIMULATOR:
         raise SystemExit("coop_tiles ptx: run with NUMBA_ENABLE_CUDASIM=0")
-
-    class Sm90:
-        compute_capability = (9, 0)
-
-    dispatcher.get_current_device = lambda: Sm90()  # no GPU needed to compile PTX
     generate(directory)
     failures = 0
-    for key in keys:
-        module = load_module(directory, key)
-        fields = key_fields(key)
-        start = time.perf_counter()
-        try:
-            ptx, _ = cuda.compile_ptx(python_function(module, key), module.SIGNATURE, cc=(9, 0))
-        except Exception as exc:
-            failures += 1
-            emit(**fields, error=f"{type(exc).__name__}: {exc}")
-            continue
-        accesses = GLOBAL_ACCESS.findall(ptx)
-        emit(
-            **fields,
-            ptx_s=time.perf_counter() - start,
-            ptx_bytes=len(ptx.encode()),
-            local_memory=bool(LOCAL_MEMORY.search(ptx)),
-            calls=len(re.findall(r"^\s*call(\.uni)?\b", ptx, re.MULTILINE)),
-            block_barriers=len(BARRIERS.findall(ptx)) - len(WARP_BARRIERS.findall(ptx)),
-            warp_barriers=len(WARP_BARRIERS.findall(ptx)),
-            global_loads=access_widths(accesses, "ld"),
-            global_stores=access_widths(accesses, "st"),
-            error=None,
-        )
+    for compiler in compilers:
+        for key in keys:
+            failures += not ptx_check(directory, compiler, key)
     return 1 if failures else 0
+
+
+def ptx_check(directory, compiler, key):
+    """Compile one kernel to sm_90 PTX and report what it shows; whether it compiled (or
+    was refused as expected)."""
+    module = load_module(directory, compiler, key)
+    fields = key_fields(key, compiler)
+    start = time.perf_counter()
+    try:
+        ptx = COMPILERS[compiler].ptx(python_function(module, key), module.SIGNATURE)
+    except Exception as exc:
+        emit_failure(compiler, fields, exc)
+        return COMPILERS[compiler].refusal(exc) is not None
+    accesses = GLOBAL_ACCESS.findall(ptx)
+    emit(
+        **fields,
+        ptx_s=time.perf_counter() - start,
+        ptx_bytes=len(ptx.encode()),
+        local_memory=bool(LOCAL_MEMORY.search(ptx)),
+        calls=len(re.findall(r"^\s*call(\.uni)?\b", ptx, re.MULTILINE)),
+        block_barriers=len(BARRIERS.findall(ptx)) - len(WARP_BARRIERS.findall(ptx)),
+        warp_barriers=len(WARP_BARRIERS.findall(ptx)),
+        global_loads=access_widths(accesses, "ld"),
+        global_stores=access_widths(accesses, "st"),
+        error=None,
+    )
+    return True
 
 
 def add_selection(parser):
@@ -691,6 +808,9 @@ def add_selection(parser):
     parser.add_argument("--kernels", action="append", metavar="GLOB[,GLOB...]",
                         help="only the kernels whose spec matches a glob, e.g. 'copy:*' or "
                         "'*:float64:*:*:transpose' (repeatable)")
+    parser.add_argument("--compilers", type=parse_compilers, default=None, metavar="NAME[,NAME...]",
+                        help=f"the compilers of coop's kernels, of {', '.join(COMPILERS)} (default: "
+                        "those installed)")
 
 
 def main(argv=None):
@@ -708,6 +828,7 @@ def main(argv=None):
     p = sub.add_parser("compile", help="compile time of the named kernels")
     p.add_argument("dir")
     p.add_argument("--phase", choices=("cold", "cached"), required=True)
+    p.add_argument("--compiler", choices=tuple(COMPILERS), default="numba-cuda")
     p.add_argument("kernels", nargs="+", metavar="SPEC",
                    help="KERNEL:DTYPE:THREADS:ITEMS or KERNEL:DTYPE:THREADS:ITEMS:ALGORITHM")
     p = sub.add_parser("ptx", help="compile every kernel to sm_90 PTX (no GPU needed)")
@@ -720,11 +841,12 @@ def main(argv=None):
     elif args.command == "info":
         info()
     elif args.command == "time":
-        time_all(args.dir, args.log2n, selected(args.section, args.kernels, args.only, args.dtype))
+        time_all(args.dir, args.log2n, selected(args.section, args.kernels, args.only, args.dtype),
+                 args.compilers or default_compilers())
     elif args.command == "compile":
-        compile_times(args.dir, args.phase, args.kernels)
+        compile_times(args.dir, args.phase, args.kernels, args.compiler)
     elif args.command == "ptx":
-        return ptx_all(args.dir, selected(args.section, args.kernels))
+        return ptx_all(args.dir, selected(args.section, args.kernels), args.compilers or default_compilers())
     return 0
 
 

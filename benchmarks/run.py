@@ -2,6 +2,7 @@
 
     python benchmarks/run.py [--out BENCHMARKS.md] [--quick]
                              [--section all|collectives|data-movement] [--only-kernels GLOBS]
+                             [--compilers numba-cuda,numba-cuda-mlir]
 
 1. builds benchmarks/cub_tiles.cu with nvcc against the CUB headers ($CCCL_INCLUDE, or
    the toolkit's / the nvidia-cuda-cccl wheel's include/cccl), in the background while
@@ -24,9 +25,11 @@ Sections: *collectives* (block sum and exclusive sum, int32 / float32) and
 *data-movement* (block load / store: copy, transform and coop.block.transform tiles,
 int32 / float64, every algorithm). ``--section`` runs one; ``--only-kernels`` takes shell
 globs over kernel specs (``sum:int32:128:4``, ``copy:float64:256:8:warp_transpose``; see
-coop_tiles.py), for both sides. ``--report-from A.jsonl [B.jsonl ...]`` writes the report
-from recorded results (merging partial runs) without a GPU; ``--dry-run`` prints the
-plan.
+coop_tiles.py), for both sides. coop's kernels are compiled by numba-cuda and, where
+numba_cuda_mlir is importable, by numba-cuda-mlir too (the same source; steps 2-4 for
+each; a column beside numba-cuda's in the tables); ``--compilers`` chooses.
+``--report-from A.jsonl [B.jsonl ...]`` writes the report from recorded results (merging
+partial runs) without a GPU; ``--dry-run`` prints the plan.
 """
 
 import argparse
@@ -101,6 +104,26 @@ def key_of(record):
     (kernel, dtype, threads, items, algorithm) for data movement."""
     key = (record["kernel"], record["dtype"], record["threads"], record["items"])
     return key + (record["algorithm"],) if "algorithm" in record else key
+
+
+# A report row holds a kernel's results under a slot per side: "cub", and one per coop
+# compiler. numba-cuda's fields keep the names they had before numba-cuda-mlir ("coop",
+# "ratio", "cold", ...); numba-cuda-mlir's are prefixed ("mlir", "mlir_ratio", ...).
+SLOTS = {"numba-cuda": "coop", "numba-cuda-mlir": "mlir"}
+SLOT_LABELS = {"coop": "coop", "mlir": "coop (numba-cuda-mlir)", "cub": "CUB"}
+
+
+def compiler_of(record):
+    return record.get("compiler", "numba-cuda")  # (results from before numba-cuda-mlir)
+
+
+def slot_of(record):
+    return "cub" if record["impl"] == "cub" else SLOTS[compiler_of(record)]
+
+
+def slot_field(slot, name):
+    """A row's field ``name`` (ratio, cold, ...) for a coop slot."""
+    return name if slot == "coop" else f"{slot}_{name}"
 
 
 # -- CUB -------------------------------------------------------------------------------------
@@ -180,59 +203,68 @@ def coop_command(*args):
     return [sys.executable, str(HERE / "coop_tiles.py"), *map(str, args)]
 
 
-def compile_times(modules, cache, batch, keys):
-    """The collectives' compile times: {(kernel, dtype, threads, items): {"cold": record,
-    "cached": record}} (``{phase}_error`` for failures)."""
+def compile_times(modules, cache, batch, keys, compilers):
+    """The collectives' compile records (failures and refusals too), each compiler's."""
     env = dict(os.environ, NUMBA_CACHE_DIR=str(cache))
     specs = [coop_tiles.kernel_spec(*k) for k in keys]
-    times = {}
+    records = []
     if not specs:
-        return times
+        return records
     for phase in ("cold", "cached"):
-        say(f"coop compile times, {phase} ({'one process' if batch else 'a process per kernel'})")
-        groups = [specs] if batch else [[spec] for spec in specs]
-        commands = [coop_command("compile", modules, "--phase", phase, *group) for group in groups]
-        # One process per kernel, a few at a time: NVVM is single-threaded, and the
-        # machine has cores to spare (set COMPILE_PROCESSES=1 for strictly serial runs).
-        workers = int(os.environ.get("COMPILE_PROCESSES", "6"))
-        with concurrent.futures.ThreadPoolExecutor(max_workers=workers) as pool:
-            outputs = list(pool.map(lambda command: run(command, env, fatal=False), commands))
-        for records in outputs:
-            for record in records:
-                key = key_of(record)
-                if record.get("error"):
-                    say(f"  {coop_tiles.kernel_spec(*key)}: FAILED: {record['error'][-500:]}")
-                    times.setdefault(key, {})[f"{phase}_error"] = record
-                    continue
-                times.setdefault(key, {})[phase] = record
-                miss = "" if phase == "cold" or record["cache_hit"] else " (cache miss)"
-                say(f"  {coop_tiles.kernel_spec(*key)}: {record['compile_s']:.3f} s{miss}")
-    return times
+        for compiler in compilers:
+            say(f"coop compile times, {compiler}, {phase} "
+                f"({'one process' if batch else 'a process per kernel'})")
+            groups = [specs] if batch else [[spec] for spec in specs]
+            commands = [coop_command("compile", modules, "--phase", phase, "--compiler", compiler, *group)
+                        for group in groups]
+            # One process per kernel, a few at a time: NVVM is single-threaded, and the
+            # machine has cores to spare (set COMPILE_PROCESSES=1 for strictly serial runs).
+            workers = int(os.environ.get("COMPILE_PROCESSES", "6"))
+            with concurrent.futures.ThreadPoolExecutor(max_workers=workers) as pool:
+                outputs = list(pool.map(lambda command: run(command, env, fatal=False), commands))
+            for output in outputs:
+                records += output
+                for record in output:
+                    spec = coop_tiles.kernel_spec(*key_of(record))
+                    if not say_failure(record):
+                        miss = "" if phase == "cold" or record["cache_hit"] else " (cache miss)"
+                        say(f"  {spec}: {record['compile_s']:.3f} s{miss}")
+    return records
 
 
-def precompile(modules, cache, keys, workers):
+def say_failure(record):
+    """Tell of a record's error or refusal; whether it had one."""
+    name = f"{coop_tiles.kernel_spec(*key_of(record))} ({compiler_of(record)})"
+    if record.get("error"):
+        say(f"  {name}: FAILED: {record['error'][-500:]}")
+    elif record.get("refused"):
+        say(f"  {name}: refused: {record['refused'][-300:]}")
+    return bool(record.get("error") or record.get("refused"))
+
+
+def precompile(modules, cache, keys, workers, compilers):
     """Compile the data-movement kernels into the Numba cache, ``workers`` processes side
-    by side (a share each, round robin), so that the timing process only loads them.
-    Returns their cold compile records (and errors)."""
+    by side (a share of one compiler's kernels each, round robin), so that the timing
+    process only loads them. Returns their cold compile records (and errors, refusals)."""
     specs = [coop_tiles.kernel_spec(*k) for k in keys]
     if not specs:
         return []
     env = dict(os.environ, NUMBA_CACHE_DIR=str(cache))
     workers = max(1, min(workers, len(specs)))
-    shares = [specs[w::workers] for w in range(workers)]
-    commands = [coop_command("compile", modules, "--phase", "cold", *share) for share in shares]
+    commands = [coop_command("compile", modules, "--phase", "cold", "--compiler", compiler, *specs[w::workers])
+                for compiler in compilers for w in range(workers)]
     with concurrent.futures.ThreadPoolExecutor(max_workers=workers) as pool:
         outputs = list(pool.map(lambda command: run(command, env, fatal=False), commands))
     records = [record for output in outputs for record in output]
     for record in records:
-        if record.get("error"):
-            say(f"  {coop_tiles.kernel_spec(*key_of(record))}: FAILED: {record['error'][-500:]}")
-    done = [r for r in records if "compile_s" in r]
-    if done:
-        slowest = max(done, key=lambda r: r["compile_s"])
-        say(f"  {len(done)} of {len(specs)} compiled; median "
-            f"{statistics.median(r['compile_s'] for r in done):.3f} s, slowest "
-            f"{slowest['compile_s']:.3f} s ({coop_tiles.kernel_spec(*key_of(slowest))})")
+        say_failure(record)
+    for compiler in compilers:
+        done = [r for r in records if "compile_s" in r and compiler_of(r) == compiler]
+        if done:
+            slowest = max(done, key=lambda r: r["compile_s"])
+            say(f"  {compiler}: {len(done)} of {len(specs)} compiled; median "
+                f"{statistics.median(r['compile_s'] for r in done):.3f} s, slowest "
+                f"{slowest['compile_s']:.3f} s ({coop_tiles.kernel_spec(*key_of(slowest))})")
     return records
 
 
@@ -243,17 +275,21 @@ def config_label(threads, items):
     return f"{threads}×{items}"
 
 
-def ratio_svg(rows, path):
-    """Grouped bars of coop/CUB throughput: a group per (dtype, config), a bar per kernel,
-    a dashed line at 1.0."""
-    colors = {"sum": "#4477aa", "exclusive_sum": "#ee7733"}
+def ratio_svg(rows, path, slots=("coop",)):
+    """Grouped bars of coop/CUB throughput: a group per (dtype, config), a bar per kernel
+    and coop compiler (numba-cuda-mlir's lighter), a dashed line at 1.0."""
+    colors = {("sum", "coop"): "#4477aa", ("exclusive_sum", "coop"): "#ee7733",
+              ("sum", "mlir"): "#99bbdd", ("exclusive_sum", "mlir"): "#f5bb99"}
+    series = [(kernel, slot) for slot in slots for kernel in coop_tiles.KERNELS]
+    named = {slot: f" ({compiler})" if len(slots) > 1 else "" for compiler, slot in SLOTS.items()}
     groups = [(d, t, i) for d in coop_tiles.DTYPES for (t, i) in coop_tiles.CONFIGS]
-    ratios = [r["ratio"] for r in rows.values() if r.get("ratio")]
+    ratios = [r[slot_field(slot, "ratio")] for r in rows.values() for slot in slots
+              if r.get(slot_field(slot, "ratio"))]
     top = max([1.2] + [x * 1.1 for x in ratios])
     width, height, left, right, top_pad, bottom = 960, 380, 60, 20, 40, 70
     plot_w, plot_h = width - left - right, height - top_pad - bottom
     group_w = plot_w / len(groups)
-    bar_w = group_w * 0.35
+    bar_w = group_w * 0.7 / len(series)
 
     def y(value):
         return top_pad + plot_h * (1 - value / top)
@@ -271,15 +307,15 @@ def ratio_svg(rows, path):
                    f'text-anchor="end">{tick:.1f}</text>')
         tick += step
     for g, (dtype, threads, items) in enumerate(groups):
-        x0 = left + g * group_w + (group_w - 2 * bar_w) / 2
-        for b, kernel in enumerate(coop_tiles.KERNELS):
-            ratio = rows.get((kernel, dtype, threads, items), {}).get("ratio")
+        x0 = left + g * group_w + (group_w - len(series) * bar_w) / 2
+        for b, (kernel, slot) in enumerate(series):
+            ratio = rows.get((kernel, dtype, threads, items), {}).get(slot_field(slot, "ratio"))
             if ratio is None:
                 continue
             x = x0 + b * bar_w
             out.append(f'<rect x="{x:.1f}" y="{y(ratio):.1f}" width="{bar_w:.1f}" '
-                       f'height="{y(0) - y(ratio):.1f}" fill="{colors[kernel]}">'
-                       f'<title>{kernel} {dtype} {threads}x{items}: {ratio:.3f}</title></rect>'
+                       f'height="{y(0) - y(ratio):.1f}" fill="{colors[kernel, slot]}">'
+                       f'<title>{kernel} {dtype} {threads}x{items}{named[slot]}: {ratio:.3f}</title></rect>'
                        f'<text x="{x + bar_w / 2:.1f}" y="{y(ratio) - 3:.1f}" font-size="9" '
                        f'text-anchor="middle">{ratio:.2f}</text>')
         cx = left + (g + 0.5) * group_w
@@ -298,11 +334,11 @@ def ratio_svg(rows, path):
                f'stroke="#c00" stroke-width="1.5" stroke-dasharray="6,4"/>')
     out.append(f'<line x1="{left}" x2="{width - right}" y1="{y(0):.1f}" y2="{y(0):.1f}" '
                f'stroke="black"/>')
-    for k, kernel in enumerate(coop_tiles.KERNELS):
-        lx = left + 10 + k * 150
+    for k, (kernel, slot) in enumerate(series):
+        lx = left + 10 + k * (150 if len(slots) == 1 else 220)
         out.append(f'<rect x="{lx}" y="{height - 18}" width="12" height="12" '
-                   f'fill="{colors[kernel]}"/><text x="{lx + 18}" y="{height - 8}">'
-                   f'block {kernel.replace("_", " ")}</text>')
+                   f'fill="{colors[kernel, slot]}"/><text x="{lx + 18}" y="{height - 8}">'
+                   f'block {kernel.replace("_", " ")}{named[slot]}</text>')
     out.append("</svg>")
     path.write_text("\n".join(out) + "\n")
 
@@ -347,8 +383,13 @@ def pct(value):
 def header_lines(meta, records, collectives):
     info = meta["info"]
     cub_info = meta["cub_info"] or dict(runtime=0, cub_version=0, reps="?", warmup="?")
-    warm_ups = sorted(r["warm_up_s"] for r in records
-                      if r.get("phase") == "cold" and "warm_up_s" in r and "algorithm" not in r)
+    slots = coop_slots(meta)
+
+    def warm_up(compiler):
+        """The median seconds of the warm-up kernel of the collectives' cold compiles."""
+        seconds = sorted(r["warm_up_s"] for r in records if r.get("phase") == "cold" and "warm_up_s" in r
+                         and "algorithm" not in r and compiler_of(r) == compiler)
+        return seconds[len(seconds) // 2] if seconds else None
     copy = memcpy_record(records)
     lines = [
         "# coop vs CUB: block tile benchmarks",
@@ -373,7 +414,9 @@ def header_lines(meta, records, collectives):
         lines.append(f"- Merged from {len(meta['merged'])} runs: " + "; ".join(meta["merged"]))
     lines += [
         f"- Versions: coop {info['coop']} (git {meta['git']}), numba {info['numba']}, "
-        f"numba-cuda {info['numba_cuda']}, numpy {info['numpy']}, Python {info['python']}, "
+        f"numba-cuda {info['numba_cuda']}, "
+        + (f"numba-cuda-mlir {info.get('numba_cuda_mlir')}, " if "mlir" in slots else "")
+        + f"numpy {info['numpy']}, Python {info['python']}, "
         f"{meta['nvcc']}, CUB {cub_version(cub_info['cub_version'])}",
         f"- Problem: 2^{meta['log2n']} elements per kernel; median of {cub_info['reps']} launches "
         f"after {cub_info['warmup']} warm-ups, timed with CUDA events recorded between "
@@ -384,15 +427,23 @@ def header_lines(meta, records, collectives):
     if copy:
         lines.append(f"- Reference: device-to-device `cudaMemcpy` of "
                      f"{copy['bytes'] / 2**30:.2f} GiB: **{copy['gbps']:.0f} GB/s** (read + write)")
+    lines.append("- coop compiled by: " + ", ".join(
+        compiler for compiler, slot in SLOTS.items() if slot in slots)
+        + ("; the same kernel source, the same data and checks, in the same run (each "
+           "compiler's own device arrays and events)" if len(slots) > 1 else ""))
     if not collectives:
         return lines + [""]
     lines += [
         "- Compile time (coop): *cold* = `cuda.jit(signature, cache=True)` plus loading the "
         "module, in a fresh process with no cache entry for the kernel; *cached* = the same "
         "in another fresh process, loading the entry from Numba's on-disk cache. Both after "
-        "the imports, the CUDA context and one trivial plain-Numba kernel ("
-        + (f"which took {warm_ups[len(warm_ups) // 2]:.2f} s, median; " if warm_ups else "")
-        + f"{'one process per phase' if meta['batch'] else 'one process per kernel and phase'}).",
+        "the imports, the CUDA context and one trivial kernel without coop ("
+        + (f"which took {warm_up('numba-cuda'):.2f} s, median; " if warm_up("numba-cuda") else "")
+        + f"{'one process per phase' if meta['batch'] else 'one process per kernel and phase'})."
+        + (" numba-cuda-mlir: the same with its `cuda.jit` and its on-disk cache (the module "
+           "loaded by reading the kernel's attributes; its trivial kernel compiled by it"
+           + (f", {warm_up('numba-cuda-mlir'):.2f} s" if warm_up("numba-cuda-mlir") else "") + ")."
+           if "mlir" in slots else ""),
         "",
     ]
     return lines
@@ -402,45 +453,69 @@ def memcpy_record(records):
     return next((r for r in records if r.get("impl") == "cudaMemcpy"), None)
 
 
-def collective_lines(rows, failures):
+def gbps_cell(row, slot):
+    if row.get(slot):
+        return fmt(row[slot]["gbps"], 0)
+    return "refused" if slot in row.get("refused", {}) else "–"
+
+
+def check_row(row, label, slots, failures):
+    """Add to ``failures`` what failed or mismatched in a row, CUB's and each coop slot's
+    (a kernel coop refuses with a compiler is no failure: the table says "refused")."""
+    for slot in ["cub"] + slots:
+        name = f"{SLOT_LABELS[slot]} {label}"
+        record = row.get(slot)
+        if record is None and slot not in row.get("refused", {}):
+            failures.append(f"{name}: {row.get('errors', {}).get(slot, 'no result')}")
+        elif record is not None and record.get("check") != "ok":
+            failures.append(f"{name}: {record['check']}")
+    for what, error in row.get("errors", {}).items():
+        if " compile " in what:
+            slot, _, phase = what.split(" ", 2)
+            failures.append(f"{SLOT_LABELS[slot]} {label}, {phase} compile: {error[-300:]}")
+
+
+def collective_lines(rows, failures, slots):
+    """A table per kernel: coop (each compiler of ``slots``) and CUB."""
     lines = []
     for kernel in coop_tiles.KERNELS:
         keys = [k for k in rows if k[0] == kernel]
         if not keys:
             continue
+        head = []
+        for slot in slots:
+            head += [f"{SLOT_LABELS[slot]} GB/s"] + (["CUB GB/s"] if slot == slots[0] else [])
+            head.append(f"{'coop' if slot == 'coop' else slot}/CUB")
+        head.append("regs " + "/".join(slots + ["CUB"]))
+        for slot in slots:
+            prefix = "" if slot == "coop" else f"{slot} "
+            head += [f"{prefix}compile cold (s)", f"{prefix}compile cached (s)"]
         lines += [f"## {KERNEL_TITLES[kernel]}", "",
-                  "| dtype | threads × items | coop GB/s | CUB GB/s | coop/CUB | regs coop/CUB "
-                  "| compile cold (s) | compile cached (s) |",
-                  "|---|---|--:|--:|--:|--:|--:|--:|"]
+                  "| dtype | threads × items | " + " | ".join(head) + " |",
+                  "|---|---|" + "--:|" * len(head)]
         for key in keys:
             _, dtype, threads, items = key
             row = rows[key]
-            coop, cub = row.get("coop"), row.get("cub")
-            cached = fmt(row.get("cached"))
-            if row.get("cached") is not None and not row.get("cache_hit"):
-                cached += " (cache miss)"
-            for impl, record in (("coop", coop), ("CUB", cub)):
-                if record is None:
-                    error = row.get("errors", {}).get(impl.lower(), "no result")
-                    failures.append(f"{impl} {kernel} {dtype} {threads}x{items}: {error}")
-                elif record.get("check") != "ok":
-                    failures.append(f"{impl} {kernel} {dtype} {threads}x{items}: {record['check']}")
-            for phase in ("cold", "cached"):
-                error = row.get("errors", {}).get(f"compile {phase}")
-                if error:
-                    failures.append(f"coop {kernel} {dtype} {threads}x{items}, {phase} "
-                                    f"compile: {error[-300:]}")
-            lines.append(
-                f"| {dtype} | {config_label(threads, items)} "
-                f"| {fmt(coop and coop['gbps'], 0)} | {fmt(cub and cub['gbps'], 0)} "
-                f"| **{fmt(row.get('ratio'))}** "
-                f"| {coop['regs'] if coop else '–'}/{cub['regs'] if cub else '–'} "
-                f"| {fmt(row.get('cold'))} | {cached} |")
+            check_row(row, f"{kernel} {dtype} {threads}x{items}", slots, failures)
+            cells = [dtype, config_label(threads, items)]
+            for slot in slots:
+                cells.append(gbps_cell(row, slot))
+                if slot == slots[0]:
+                    cells.append(gbps_cell(row, "cub"))
+                cells.append(f"**{fmt(row.get(slot_field(slot, 'ratio')))}**")
+            cells.append("/".join(str(row[slot]["regs"]) if row.get(slot) else "–" for slot in slots + ["cub"]))
+            for slot in slots:
+                cached = fmt(row.get(slot_field(slot, "cached")))
+                if row.get(slot_field(slot, "cached")) is not None and not row.get(slot_field(slot, "cache_hit")):
+                    cached += " (cache miss)"
+                cells += [fmt(row.get(slot_field(slot, "cold"))), cached]
+            lines.append("| " + " | ".join(cells) + " |")
         lines.append("")
     return lines
 
 
-def collective_targets(rows):
+def collective_targets(rows, slots):
+    """The targets, numba-cuda's; numba-cuda-mlir's figures for information."""
     def worst(key, pick):
         found = [(row[key], k) for k, row in rows.items() if row.get(key) is not None]
         return pick(found) if found else (None, None)
@@ -448,21 +523,32 @@ def collective_targets(rows):
     def name(key):
         return f"{key[0]} {key[1]} {key[2]}×{key[3]}" if key else "–"
 
-    low, low_key = worst("ratio", min)
-    cold, cold_key = worst("cold", max)
-    cached, cached_key = worst("cached", max)
-    misses = [name(k) for k, row in rows.items()
-              if row.get("cached") is not None and not row["cache_hit"]]
-    return [
-        f"- coop ≥ {TARGET_RATIO:.2f}× CUB throughput at every configuration: lowest "
-        f"{fmt(low)} ({name(low_key)}): {verdict(low is not None and low >= TARGET_RATIO)}",
-        f"- compile ≤ {TARGET_COLD_S} s per kernel cold: slowest {fmt(cold)} s "
-        f"({name(cold_key)}): {verdict(cold is not None and cold <= TARGET_COLD_S)}",
-        f"- compile ≤ {TARGET_CACHED_S} s per kernel from the cache: slowest {fmt(cached)} s "
-        f"({name(cached_key)}): "
-        f"{verdict(cached is not None and cached <= TARGET_CACHED_S and not misses)}"
-        + (f"; **cache misses** (compiled again): {', '.join(misses)}" if misses else ""),
-    ]
+    lines = []
+    for slot in slots:
+        low, low_key = worst(slot_field(slot, "ratio"), min)
+        cold, cold_key = worst(slot_field(slot, "cold"), max)
+        cached, cached_key = worst(slot_field(slot, "cached"), max)
+        misses = [name(k) for k, row in rows.items()
+                  if row.get(slot_field(slot, "cached")) is not None and not row[slot_field(slot, "cache_hit")]]
+        missed = f"; **cache misses** (compiled again): {', '.join(misses)}" if misses else ""
+        if slot != "coop":
+            refused = [name(k) for k, row in rows.items() if slot in row.get("refused", {})]
+            lines.append(
+                f"- (information) {SLOT_LABELS[slot]}: lowest {slot}/CUB {fmt(low)} ({name(low_key)}); "
+                f"compile cold: slowest {fmt(cold)} s ({name(cold_key)}); from the cache: slowest "
+                f"{fmt(cached)} s ({name(cached_key)})" + missed
+                + (f"; refused by coop: {', '.join(refused)}" if refused else ""))
+            continue
+        lines += [
+            f"- coop ≥ {TARGET_RATIO:.2f}× CUB throughput at every configuration: lowest "
+            f"{fmt(low)} ({name(low_key)}): {verdict(low is not None and low >= TARGET_RATIO)}",
+            f"- compile ≤ {TARGET_COLD_S} s per kernel cold: slowest {fmt(cold)} s "
+            f"({name(cold_key)}): {verdict(cold is not None and cold <= TARGET_COLD_S)}",
+            f"- compile ≤ {TARGET_CACHED_S} s per kernel from the cache: slowest {fmt(cached)} s "
+            f"({name(cached_key)}): "
+            f"{verdict(cached is not None and cached <= TARGET_CACHED_S and not misses)}" + missed,
+        ]
+    return lines
 
 
 def dm_name(key):
@@ -470,11 +556,12 @@ def dm_name(key):
     return f"{DM_TITLES[kernel]} {dtype} {threads}×{items} {algorithm}"
 
 
-def dm_lines(dm_rows, records, failures):
+def dm_lines(dm_rows, records, failures, slots):
     """The data-movement section: a table per dtype (rows: configuration × algorithm,
     columns: the kernels), then its targets."""
     copy = memcpy_record(records)
     memcpy = f"{copy['gbps']:.0f} GB/s" if copy else "not measured"
+    extra_slots = [slot for slot in slots if slot != "coop"]  # columns beside numba-cuda's
     kernels = [k for k in coop_tiles.DM_KERNELS if any(key[0] == k for key in dm_rows)]
     lines = [
         "## Data movement (block load/store)",
@@ -489,7 +576,10 @@ def dm_lines(dm_rows, records, failures):
         "`__syncthreads()` between them). GB/s counts "
         "the bytes read + written (2 × n × itemsize per launch); *% memcpy*: coop's "
         f"throughput over the device-to-device `cudaMemcpy`'s ({memcpy}). Bold: the "
-        "configuration's best coop throughput.",
+        "configuration's best coop throughput."
+        + (" *mlir*: the same kernels compiled by numba-cuda-mlir (*refused*: coop refuses the call "
+           "there at compile time, as `algorithm=\"vectorize\"` and a device function as "
+           "`coop.block.transform`'s operator)." if "mlir" in slots else ""),
         "",
     ]
     for dtype in coop_tiles.DM_DTYPES:
@@ -499,12 +589,16 @@ def dm_lines(dm_rows, records, failures):
             continue
         head = ["threads × items", "algorithm"]
         align = ["---", "---"]
+        widths = {}
         for kernel in kernels:
             if kernel in CUB_DM_KERNELS:
-                head += [f"{DM_TITLES[kernel]} coop GB/s", "CUB GB/s", "coop/CUB", "% memcpy"]
+                columns = [f"{DM_TITLES[kernel]} coop GB/s", "CUB GB/s", "coop/CUB", "% memcpy"]
             else:  # compared with CUB's transform, whose GB/s the table shows already
-                head += [f"{DM_TITLES[kernel]} GB/s", "/ CUB transform", "% memcpy"]
-            align += ["--:"] * (4 if kernel in CUB_DM_KERNELS else 3)
+                columns = [f"{DM_TITLES[kernel]} GB/s", "/ CUB transform", "% memcpy"]
+            columns += [column for slot in extra_slots for column in (f"{slot} GB/s", f"{slot}/CUB")]
+            head += columns
+            widths[kernel] = len(columns)
+        align += ["--:"] * (len(head) - len(align))
         lines += [f"### {dtype}", "", "| " + " | ".join(head) + " |", "|" + "|".join(align) + "|"]
         for threads, items in configs:
             best = {}
@@ -519,7 +613,7 @@ def dm_lines(dm_rows, records, failures):
                     row = dm_rows.get((kernel, dtype, threads, items, algorithm))
                     with_cub = kernel in CUB_DM_KERNELS
                     if row is None:
-                        cells += ["–"] * (4 if with_cub else 3)
+                        cells += ["–"] * widths[kernel]
                         continue
                     present = True
                     coop, cub = row.get("coop"), row.get("cub")
@@ -528,23 +622,14 @@ def dm_lines(dm_rows, records, failures):
                         gbps = f"**{gbps}**"
                     cells += [gbps] + ([fmt(cub and cub["gbps"], 0)] if with_cub else [])
                     cells += [fmt(row.get("ratio")), pct(row.get("memcpy"))]
+                    for slot in extra_slots:
+                        cells += [gbps_cell(row, slot), fmt(row.get(slot_field(slot, "ratio")))]
                 if present:
                     lines.append("| " + " | ".join(cells) + " |")
         lines.append("")
 
     for key, row in dm_rows.items():
-        for impl in ("coop", "cub"):
-            record = row.get(impl)
-            label = "CUB" if impl == "cub" else "coop"
-            if impl == "cub" and key[0] not in CUB_DM_KERNELS:
-                label = "CUB (transform)"
-            if record is None:
-                error = row.get("errors", {}).get(impl, "no result")
-                failures.append(f"{label} {dm_name(key)}: {error}")
-            elif record.get("check") != "ok":
-                failures.append(f"{label} {dm_name(key)}: {record['check']}")
-        if row.get("errors", {}).get("compile cold"):
-            failures.append(f"coop {dm_name(key)}, compile: {row['errors']['compile cold'][-300:]}")
+        check_row(row, dm_name(key), slots, failures)
 
     lines += ["### Data-movement targets", ""]
     for kernel in kernels:
@@ -581,26 +666,47 @@ def dm_lines(dm_rows, records, failures):
                 f"- {DM_TITLES[kernel]} {dtype}: best algorithm ≥ {100 * TARGET_MEMCPY:.0f}% of "
                 f"memcpy: {key[2]}×{key[3]} {key[4]}, {gbps:.0f} GB/s = {pct(share)} "
                 f"(CUB's best: {pct(cub_share)}): {verdict(share >= TARGET_MEMCPY)}")
-    compiled = [row["cold"] for row in dm_rows.values() if row.get("cold") is not None]
-    if compiled:
-        slowest = max((row["cold"], k) for k, row in dm_rows.items() if row.get("cold") is not None)
-        lines.append(
-            f"- (information) coop compile, cold, {len(compiled)} data-movement kernels compiled "
-            f"in a few processes side by side, one warm-up each: median "
-            f"{statistics.median(compiled):.3f} s, slowest {slowest[0]:.3f} s ({dm_name(slowest[1])})")
+    for slot in extra_slots:
+        for kernel in kernels:
+            rated = [(row[f"{slot}_ratio"], k) for k, row in dm_rows.items()
+                     if k[0] == kernel and f"{slot}_ratio" in row]
+            refused = sum(1 for k, row in dm_rows.items() if k[0] == kernel and slot in row.get("refused", {}))
+            low = min(rated) if rated else (None, None)
+            lines.append(
+                f"- (information) {DM_TITLES[kernel]}, {SLOT_LABELS[slot]}: lowest {slot}/CUB {fmt(low[0])}"
+                + (f" ({dm_name(low[1])})" if rated else "")
+                + f", {sum(1 for ratio, _ in rated if ratio < TARGET_RATIO)} of {len(rated)} below "
+                f"{TARGET_RATIO:.2f}; {refused} refused by coop")
+    for slot in slots:
+        field = slot_field(slot, "cold")
+        compiled = [(row[field], k) for k, row in dm_rows.items() if row.get(field) is not None]
+        if compiled:
+            slowest = max(compiled)
+            lines.append(
+                f"- (information) {SLOT_LABELS[slot]} compile, cold, {len(compiled)} data-movement kernels "
+                f"compiled in a few processes side by side, one warm-up each: median "
+                f"{statistics.median(t for t, _ in compiled):.3f} s, slowest {slowest[0]:.3f} s "
+                f"({dm_name(slowest[1])})")
     lines.append("")
     return lines
 
 
+def coop_slots(meta):
+    """The coop slots of the compilers the run used, numba-cuda's first."""
+    compilers = meta.get("compilers") or ["numba-cuda"]  # (results from before numba-cuda-mlir)
+    return [slot for compiler, slot in SLOTS.items() if compiler in compilers]
+
+
 def write_report(out, records, meta, rows, dm_rows, svg):
+    slots = coop_slots(meta)
     lines = header_lines(meta, records, bool(rows))
     failures = []
-    lines += collective_lines(rows, failures)
+    lines += collective_lines(rows, failures, slots)
     if dm_rows:
-        lines += dm_lines(dm_rows, records, failures)
+        lines += dm_lines(dm_rows, records, failures, slots)
     lines += ["## Targets", ""]
     if rows:
-        lines += collective_targets(rows)
+        lines += collective_targets(rows, slots)
     if dm_rows:
         lines.append("- data movement: see *Data-movement targets* above")
     lines += [
@@ -625,83 +731,91 @@ def write_report(out, records, meta, rows, dm_rows, svg):
 
 
 def compile_records(records):
-    """{key: {"cold": record, "cached": record, "cold_error": record, ...}} from the
-    compile records (those with a ``phase``)."""
+    """{key: {slot_field(slot, phase): record}} from the compile records (those with a
+    ``phase``): "cold", "cached", "mlir_cold", ...; "cold_error", "mlir_cold_refused", ...
+    for those that did not compile."""
     times = {}
     for record in records:
         if record.get("impl") == "coop" and "phase" in record:
-            phase = record["phase"] + ("_error" if record.get("error") else "")
-            times.setdefault(key_of(record), {})[phase] = record
+            outcome = "_error" if record.get("error") else "_refused" if record.get("refused") else ""
+            times.setdefault(key_of(record), {})[slot_field(slot_of(record), record["phase"] + outcome)] = record
     return times
 
 
 def measurements(records, keys):
-    """{key: {"coop": record, "cub": record, "errors": {...}}} for the throughput records
-    (not the compile ones) of the given keys."""
+    """{key: {"coop": record, "mlir": record, "cub": record, "errors": {slot: error},
+    "refused": {slot: message}}} for the throughput records (not the compile ones) of the
+    given keys."""
     rows = {key: {} for key in keys}
     for record in records:
         if record.get("impl") in ("coop", "cub") and "phase" not in record and (
-            "gbps" in record or "error" in record
+            "gbps" in record or "error" in record or "refused" in record
         ):
             key = key_of(record)
             if key not in rows:
                 continue
             if "gbps" in record:
-                rows[key][record["impl"]] = record
+                rows[key][slot_of(record)] = record
+            elif "error" in record:
+                rows[key].setdefault("errors", {})[slot_of(record)] = record["error"]
             else:
-                rows[key].setdefault("errors", {})[record["impl"]] = record["error"]
+                rows[key].setdefault("refused", {})[slot_of(record)] = record["refused"]
     return rows
 
 
+def add_compile_times(row, phases, slot, phase_names):
+    """A row's compile times (and compile errors, refusals) of one coop slot."""
+    for phase in phase_names:
+        field = slot_field(slot, phase)
+        if f"{field}_error" in phases:
+            row.setdefault("errors", {})[f"{slot} compile {phase}"] = phases[f"{field}_error"]["error"]
+        if f"{field}_refused" in phases:
+            row.setdefault("refused", {}).setdefault(slot, phases[f"{field}_refused"]["refused"])
+        if field in phases:
+            row[field] = phases[field]["compile_s"]
+            if phase == "cached":
+                row[slot_field(slot, "cache_hit")] = phases[field]["cache_hit"]
+
+
 def tabulate(records, keys):
-    """The collectives: {(kernel, dtype, threads, items): {coop, cub, ratio, cold, cached,
-    cache_hit}}."""
+    """The collectives: {(kernel, dtype, threads, items): {coop, mlir, cub, ratio,
+    mlir_ratio, cold, cached, cache_hit, mlir_cold, ...}}."""
     rows = measurements(records, keys)
     times = compile_records(records)
     for key, row in rows.items():
-        if row.get("coop") and row.get("cub"):
-            row["ratio"] = row["coop"]["gbps"] / row["cub"]["gbps"]
-        phases = times.get(key, {})
-        for phase in ("cold", "cached"):
-            if f"{phase}_error" in phases:
-                error = phases[f"{phase}_error"]["error"]
-                row.setdefault("errors", {})[f"compile {phase}"] = error
-        if "cold" in phases:
-            row["cold"] = phases["cold"]["compile_s"]
-        if "cached" in phases:
-            row["cached"] = phases["cached"]["compile_s"]
-            row["cache_hit"] = phases["cached"]["cache_hit"]
+        for slot in SLOTS.values():
+            if row.get(slot) and row.get("cub"):
+                row[slot_field(slot, "ratio")] = row[slot]["gbps"] / row["cub"]["gbps"]
+            add_compile_times(row, times.get(key, {}), slot, ("cold", "cached"))
     return rows
 
 
 def tabulate_dm(records, keys):
-    """Data movement: {(kernel, dtype, threads, items, algorithm): {coop, cub, ratio,
-    memcpy, cold}}; coop's block_transform is paired with CUB's transform."""
+    """Data movement: {(kernel, dtype, threads, items, algorithm): {coop, mlir, cub, ratio,
+    mlir_ratio, memcpy, mlir_memcpy, cold, mlir_cold}}; coop's block_transform is paired
+    with CUB's transform."""
     cub_keys = [("transform",) + k[1:] if k[0] == "block_transform" else k for k in keys]
     found = measurements(records, list(dict.fromkeys(list(keys) + cub_keys)))
     times = compile_records(records)
     copy = memcpy_record(records)
     rows = {}
     for key, cub_key in zip(keys, cub_keys):
-        row = {}
-        if found[key].get("coop"):
-            row["coop"] = found[key]["coop"]
+        row = {slot: found[key][slot] for slot in SLOTS.values() if found[key].get(slot)}
         if found[cub_key].get("cub"):
             row["cub"] = found[cub_key]["cub"]
-        errors = {impl: error for impl, error in found[key].get("errors", {}).items() if impl == "coop"}
+        errors = {slot: error for slot, error in found[key].get("errors", {}).items() if slot != "cub"}
         if "cub" in found[cub_key].get("errors", {}):
             errors["cub"] = found[cub_key]["errors"]["cub"]
-        phases = times.get(key, {})
-        if "cold_error" in phases:
-            errors["compile cold"] = phases["cold_error"]["error"]
         if errors:
             row["errors"] = errors
-        if "cold" in phases:
-            row["cold"] = phases["cold"]["compile_s"]
-        if row.get("coop") and row.get("cub"):
-            row["ratio"] = row["coop"]["gbps"] / row["cub"]["gbps"]
-        if row.get("coop") and copy:
-            row["memcpy"] = row["coop"]["gbps"] / copy["gbps"]
+        if found[key].get("refused"):
+            row["refused"] = found[key]["refused"]
+        for slot in SLOTS.values():
+            add_compile_times(row, times.get(key, {}), slot, ("cold",))
+            if row.get(slot) and row.get("cub"):
+                row[slot_field(slot, "ratio")] = row[slot]["gbps"] / row["cub"]["gbps"]
+            if row.get(slot) and copy:
+                row[slot_field(slot, "memcpy")] = row[slot]["gbps"] / copy["gbps"]
         rows[key] = row
     return rows
 
@@ -711,7 +825,7 @@ def make_report(records, meta, out, svg, collective_keys, dm_keys):
     rows = tabulate(records, collective_keys)
     dm_rows = tabulate_dm(records, dm_keys)
     if rows and svg is not None:
-        ratio_svg(rows, svg)
+        ratio_svg(rows, svg, coop_slots(meta))
     out.parent.mkdir(parents=True, exist_ok=True)
     return write_report(out, records, meta, rows, dm_rows, svg if rows else None)
 
@@ -737,7 +851,7 @@ def load_runs(paths):
             elif impl == "cudaMemcpy":
                 merged[("cudaMemcpy",)] = record
             elif impl in ("coop", "cub"):
-                merged[(impl, key_of(record), record.get("phase"))] = record
+                merged[(slot_of(record), key_of(record), record.get("phase"))] = record
             else:
                 raise SystemExit(f"run.py: {path}:{number}: unknown record {line[:200]}")
     if not metas or info is None:
@@ -753,6 +867,7 @@ def load_runs(paths):
                           + f", 2^{m['log2n']} elements)" for m in metas]
         meta["section"], meta["patterns"] = "all", None
         meta["quick"] = any(m["quick"] for m in metas)
+        meta["compilers"] = [c for c in SLOTS if any(c in (m.get("compilers") or ["numba-cuda"]) for m in metas)]
     return list(merged.values()), meta
 
 
@@ -766,7 +881,7 @@ def reported_keys(meta):
             [k for k in coop_tiles.dm_kernels() if k in chosen])
 
 
-def plan(args, collective_keys, dm_keys, log2n, batch):
+def plan(args, collective_keys, dm_keys, log2n, batch, compilers):
     """--dry-run: what a run would do."""
     try:
         nvcc = find_nvcc()
@@ -777,26 +892,32 @@ def plan(args, collective_keys, dm_keys, log2n, batch):
     selection = [f"--section {args.section}"] + ([f"--kernels '{','.join(patterns)}'"] if patterns else [])
     cub = " ".join(cub_selection(args.section, patterns, collective_keys + dm_keys))
     workers = args.dm_workers
+    each = f" x {len(compilers)} compilers" if len(compilers) > 1 else f" ({compilers[0]})"
     lines = [
         f"2^{log2n} elements; section {args.section}"
         + (f"; kernels matching {', '.join(patterns)}" if patterns else ""),
+        f"coop compiled by: {', '.join(compilers)}"
+        + ("" if "numba-cuda-mlir" in compilers else " (numba-cuda-mlir: not "
+           + ("selected)" if coop_tiles.COMPILERS["numba-cuda-mlir"].available() else "installed)")),
         f"{len(collective_keys)} collective kernels, {len(dm_keys)} data-movement kernels "
-        f"(coop; CUB: {len({('transform',) + k[1:] if k[0] == 'block_transform' else k for k in dm_keys})} "
+        f"(coop, each compiler's; CUB: "
+        f"{len({('transform',) + k[1:] if k[0] == 'block_transform' else k for k in dm_keys})} "
         "data-movement)",
         "1. coop_tiles.py info",
         f"2. in the background: {command} (sm_ from the device)",
-        f"3. {len(dm_keys)} data-movement kernels compiled into a fresh Numba cache, "
+        f"3. {len(dm_keys)} data-movement kernels{each} compiled into a fresh Numba cache, "
         f"{max(1, min(workers, len(dm_keys))) if dm_keys else 0} processes side by side",
-        f"4. collectives' compile times: {len(collective_keys)} kernels x 2 phases, "
-        + ("one process per phase" if batch else "one process per kernel and phase"),
-        f"5. coop_tiles.py time MODULES --log2n {log2n} {' '.join(selection)}",
+        f"4. collectives' compile times: {len(collective_keys)} kernels{each} x 2 phases, "
+        + ("one process per compiler and phase" if batch else "one process per kernel, compiler and phase"),
+        f"5. coop_tiles.py time MODULES --log2n {log2n} {' '.join(selection)} --compilers {','.join(compilers)}",
         f"6. cub_tiles {log2n} {cub}",
         f"7. write {args.out}, {args.jsonl}" + (f", {args.svg}" if collective_keys else ""),
     ]
     for line in lines:
         print(line)
-    for key in collective_keys + dm_keys:
-        print("  " + coop_tiles.kernel_spec(*key))
+    for compiler in compilers:
+        for key in collective_keys + dm_keys:
+            print(f"  {compiler}  {coop_tiles.kernel_spec(*key)}")
 
 
 def main(argv=None):
@@ -827,6 +948,11 @@ def main(argv=None):
                         default=int(os.environ.get("DM_COMPILE_PROCESSES", "8")),
                         help="processes compiling the data-movement kernels side by side "
                         "(default 8, or $DM_COMPILE_PROCESSES)")
+    parser.add_argument("--compilers", type=coop_tiles.parse_compilers, default=None,
+                        metavar="NAME[,NAME...]",
+                        help="the compilers of coop's kernels: numba-cuda, numba-cuda-mlir or both, "
+                        "comma-separated (default: both where numba_cuda_mlir is importable, else "
+                        "numba-cuda)")
     parser.add_argument("--report-from", nargs="+", metavar="JSONL",
                         help="no GPU: write the report (and plot) from recorded results.jsonl "
                         "files, e.g. of partial runs (later files win)")
@@ -859,10 +985,12 @@ def main(argv=None):
     dm_keys = [k for k in keys if coop_tiles.section_of(k) == "data-movement"]
     if not keys:
         raise SystemExit("run.py: no kernel matches --section / --only-kernels (see --dry-run)")
+    compilers = args.compilers or coop_tiles.default_compilers()
     if args.dry_run:
-        plan(args, collective_keys, dm_keys, log2n, batch)
+        plan(args, collective_keys, dm_keys, log2n, batch, compilers)
         return 0
     selection = ["--section", args.section] + [a for p in patterns for a in ("--kernels", p)]
+    selection += ["--compilers", ",".join(compilers)]
 
     workdir = pathlib.Path(tempfile.mkdtemp(prefix="coop-bench-"))
     modules, cache = workdir / "modules", workdir / "numba-cache"
@@ -880,12 +1008,12 @@ def main(argv=None):
             if dm_keys:
                 say(f"coop data-movement kernels: compiling {len(dm_keys)} into the cache, "
                     f"{min(args.dm_workers, len(dm_keys))} processes")
-                dm_compiled = precompile(modules, cache, dm_keys, args.dm_workers)
+                dm_compiled = precompile(modules, cache, dm_keys, args.dm_workers, compilers)
             if not build.done():
                 say("waiting for nvcc")
             binary, nvcc_seconds, nvcc_command = build.result()
         say(f"CUB binary built ({nvcc_seconds:.1f} s)")
-        times = compile_times(modules, cache, batch, collective_keys)
+        compiled = compile_times(modules, cache, batch, collective_keys, compilers)
         say("coop throughput")
         env = dict(os.environ, NUMBA_CACHE_DIR=str(cache))
         records = run(coop_command("time", modules, "--log2n", log2n, *selection), env, fatal=False)
@@ -893,8 +1021,7 @@ def main(argv=None):
         cub_records = run([str(binary), str(log2n), *cub_selection(args.section, patterns, keys)],
                           fatal=False)
         records += cub_records
-        records += [r for phases in times.values() for r in phases.values()]  # errors too
-        records += dm_compiled
+        records += compiled + dm_compiled  # errors and refusals too
         say("writing the report")
         meta = dict(
             info=info,
@@ -910,6 +1037,7 @@ def main(argv=None):
             batch=batch,
             section=args.section,
             patterns=patterns or None,
+            compilers=compilers,
             total_s=time.perf_counter() - STARTED,
         )
         write_jsonl(jsonl, meta, [info] + records)

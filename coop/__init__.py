@@ -36,8 +36,13 @@ __all__ = ["thread", "warp", "block", "device", "ops", "config", "CoopError", "C
 
 public_namespace(__name__)
 
-if not SIMULATOR:  # numba-cuda-mlir kernels may call coop too, once it is loaded
-    from coop._core.compilers import numba_cuda_mlir as _numba_cuda_mlir
+from coop._core.compilers import numba_cuda_mlir as _numba_cuda_mlir  # noqa: E402
 
+if SIMULATOR:  # numba-cuda-mlir kernels run on coop's simulator
+    from coop._core.backend import _warn
+
+    _numba_cuda_mlir.simulate(_warn)
+    del _warn
+else:  # numba-cuda-mlir kernels may call coop too, once it is loaded
     _numba_cuda_mlir.enable_when_loaded()
-    del _numba_cuda_mlir
+del _numba_cuda_mlir

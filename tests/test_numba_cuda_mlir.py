@@ -1,10 +1,13 @@
 """coop's primitives in numba-cuda-mlir kernels (issue 24): what the adapter
 (``coop._core.compilers.numba_cuda_mlir``) serves compiles to PTX without a GPU, with no
 local memory and no calls (the codegen gate, on numba-cuda-mlir's PTX), and, on a GPU,
-gives NumPy's results; what it does not serve yet is refused with coop's message.
+gives NumPy's results; the misuse table's kernels raise the messages they raise in
+numba-cuda kernels; what is not served yet is refused with coop's message. On coop's
+simulator, where ``numba_cuda_mlir.cuda`` is the simulator's, the same kernels match
+NumPy and misused collectives raise.
 
-Each check runs in a fresh interpreter with coop compiled (no simulator: numba-cuda-mlir
-has none), ``coop`` imported first and ``numba_cuda_mlir`` after it, as a user's script
+Each check runs in a fresh interpreter, compiled (``NUMBA_ENABLE_CUDASIM=0``) or
+simulated, ``coop`` imported first and ``numba_cuda_mlir`` after it, as a user's script
 does (the adapter registers the primitives when numba-cuda-mlir loads). Skipped where
 numba-cuda-mlir is not installed (``pip install "coop[mlir]"``)."""
 
@@ -19,6 +22,7 @@ import textwrap
 import pytest
 
 from coop._core.device import gpu_available
+from helpers import FULL_MATRIX
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
@@ -40,9 +44,9 @@ PROLOGUE = textwrap.dedent(
 )
 
 
-def _run(body):
+def _run(body, simulate=False):
     env = {k: v for k, v in os.environ.items() if k not in ("COOP_TEST_MODE",)}
-    env["NUMBA_ENABLE_CUDASIM"] = "0"
+    env["NUMBA_ENABLE_CUDASIM"] = "1" if simulate else "0"
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
     return subprocess.run([sys.executable, "-c", PROLOGUE + textwrap.dedent(body)], env=env, capture_output=True,
                           text=True, timeout=1800)
@@ -75,6 +79,9 @@ CASES = {
         "out[i] = coop.warp.exclusive_scan(x[i], coop.ops.min, initial=x[63])",
         "np.minimum(x[63], exclusive(np.minimum.accumulate(warps(32), axis=1), x[63]))"),
     "warp.broadcast": ("out[i] = coop.warp.broadcast(x[i], 3)", "np.repeat(warps(32)[:, 3], 32)"),
+    "warp.head_segmented_reduce": (
+        "head = i % 5 == 0\nr = coop.warp.head_segmented_reduce(x[i], head, coop.ops.add)\n"
+        "if head or cuda.laneid == 0:\n    out[i] = r", "head_segment_sums(np.arange(64) % 5 == 0)"),
     # block, one value per thread
     "block.sum": ("s = coop.block.sum(x[i], threads=64)\nif i == 0:\n    out[0] = s",
                   "[x.sum(dtype=x.dtype)]"),
@@ -110,6 +117,12 @@ CASES = {
         "items = cuda.local.array(4, x.dtype)\ncoop.block.load(x, items, threads=64, items_per_thread=4, "
         "algorithm='transpose', valid_items=200, oob_default=x[0])\n" + STORE,
         "np.concatenate([x[:200], np.repeat(x[0], 56)])"),
+    "block.load warp_transpose_timesliced": (
+        "items = cuda.local.array(4, x.dtype)\ncoop.block.load(x, items, threads=64, items_per_thread=4, "
+        "algorithm='warp_transpose_timesliced')\n" + STORE, "x"),
+    "block.store warp_transpose_timesliced": (
+        LOAD + "coop.block.store(out, items, threads=64, items_per_thread=4, algorithm='warp_transpose_timesliced')",
+        "x"),
     "block.exchange blocked_to_striped": (
         LOAD + "coop.block.exchange.blocked_to_striped(items, items, threads=64, items_per_thread=4)\n" + STORE,
         "x.reshape(4, 64).T.reshape(-1)"),
@@ -124,6 +137,11 @@ CASES = {
         "exclusive(x.reshape(2, 128).cumsum(axis=1, dtype=x.dtype)).reshape(-1)"),
     "block.radix_sort": (LOAD + "coop.block.radix_sort(items, threads=64, items_per_thread=4)\n" + STORE,
                          "np.sort(x, kind='stable')"),
+    "block.radix_rank match, warp-striped": (  # (stable in the keys' warp-striped order)
+        "items = cuda.local.array(4, x.dtype)\ncoop.block.load(x, items, threads=64, algorithm='warp_striped')\n"
+        "ranks = cuda.local.array(4, np.int32)\ncoop.block.radix_rank(items, ranks, 0, 4, threads=64, "
+        "items_per_thread=4, algorithm='match')\nfor j in range(4):\n    out[i // 32 * 128 + 32 * j + cuda.laneid] = "
+        "ranks[j]", "ranks_by(radix_digits(0, 4))"),
     "block.merge_sort": (LOAD + "coop.block.merge_sort(items, operator.lt, threads=64, items_per_thread=4)\n" + STORE,
                          "np.sort(x, kind='stable')"),
     "block.subtract_left": (
@@ -149,13 +167,14 @@ OTHER_TYPES = {
     "complex128": ["warp.exclusive_sum, width 16", "block.sum"],
 }
 
-if gpu_available():
+if gpu_available() and FULL_MATRIX:
     VARIANTS = [(case, dtype) for case in CASES for dtype in DTYPES]
     VARIANTS += [(case, dtype) for dtype, cases in OTHER_TYPES.items() for case in cases]
 else:
-    # compiled only (numba-cuda-mlir took 1-17 s a kernel on a 2-core machine): every case
-    # once, in dtypes that cover the shuffles (8-bit widened, 64-bit in two words) and the
-    # radix twiddles, and one case of each other type
+    # without a GPU (compiled only: numba-cuda-mlir took 1-17 s a kernel on a 2-core
+    # machine), or COOP_TEST_MATRIX=small (the sanitizers' runs): every case once, in
+    # dtypes that cover the shuffles (8-bit widened, 64-bit in two words) and the radix
+    # twiddles, and one case of each other type
     VARIANTS = [(case, DTYPES[number % len(DTYPES)]) for number, case in enumerate(CASES)]
     VARIANTS += [(cases[-1], dtype) for dtype, cases in OTHER_TYPES.items()]
 
@@ -165,9 +184,10 @@ else:
 #: all_reduce and of the warp_scans block scan), and the merge sort's items arrays.
 LOCAL_MEMORY = {"warp.all_reduce min", "block.inclusive_scan max, warp_scans", "block.merge_sort"}
 #: ... and where numba-cuda-mlir uses an NVVM older than CUDA 13.5's (PTX ISA 9.5, the cu13
-#: wheels' of CI): CUDA 13.0's (ISA 9.0, the GPU machine's) leaves 8 bytes of the radix
-#: sort's ranking in local memory, where numba-cuda's code with the same NVVM has none.
-LOCAL_MEMORY_BEFORE_ISA_9_5 = {"block.radix_sort"}
+#: wheels' of CI): CUDA 13.0's (ISA 9.0, the GPU machine's) leaves some of the radix
+#: rankings' state in local memory (8 bytes in the sort, 26 in the "match" ranking), where
+#: numba-cuda's code with the same NVVM has none.
+LOCAL_MEMORY_BEFORE_ISA_9_5 = {"block.radix_sort", "block.radix_rank match, warp-striped"}
 
 MATRIX = """
 def warps(width):
@@ -178,24 +198,48 @@ def exclusive(inclusive, first=0):
     shifted[..., 0] = first
     return shifted
 
+def head_segment_sums(heads):
+    sums = np.zeros(64, x.dtype)
+    for warp in (0, 32):
+        starts = [lane for lane in range(32) if lane == 0 or heads[warp + lane]]
+        for start, end in zip(starts, starts[1:] + [32]):
+            sums[warp + start] = x[warp + start:warp + end].sum(dtype=x.dtype)
+    return sums
+
+def radix_digits(begin_bit, num_bits):
+    # the digits of x as the radix sort orders keys (signed: sign bit flipped; floats:
+    # every bit of negatives, the sign bit of the others)
+    bits = x.view(f"u{x.itemsize}").astype(np.uint64)
+    sign = np.uint64(1) << np.uint64(8 * x.itemsize - 1)
+    if x.dtype.kind == "i":
+        bits = bits ^ sign
+    elif x.dtype.kind == "f":
+        bits = np.where(bits & sign, ~bits, bits | sign)
+    return (bits >> np.uint64(begin_bit)) & np.uint64((1 << num_bits) - 1)
+
+def ranks_by(digits):
+    return np.argsort(np.argsort(digits, kind="stable"), kind="stable")
+
 for name, dtype in VARIANTS:
     body, reference = CASES[name]
     scope = {"cuda": cuda, "coop": coop, "np": np, "operator": operator}
     exec("@cuda.jit\\ndef kernel(x, out):\\n    i = cuda.grid(1)\\n" + textwrap.indent(body, "    "), scope)
     kernel = scope["kernel"]
-    try:
-        ptx = compile_ptx(kernel, (getattr(types, dtype)[::1],) * 2)
-    except Exception as error:
-        print(f"{name} | {dtype}: error {type(error).__name__}: {' '.join(str(error).split())[:600]}", flush=True)
-        continue
-    entry = ptx[ptx.index(".entry"):]
-    isa = ptx.split(".version", 1)[1].split()[0]
-    line = f"{name} | {dtype}: local {ptx.count('.local')} calls {entry.count('call.')} isa {isa}"
-    if gpu_available():
+    line = f"{name} | {dtype}:"
+    if not coop.SIMULATOR:
+        try:
+            ptx = compile_ptx(kernel, (getattr(types, dtype)[::1],) * 2)
+        except Exception as error:
+            print(f"{line} error {type(error).__name__}: {' '.join(str(error).split())[:600]}", flush=True)
+            continue
+        entry = ptx[ptx.index(".entry"):]
+        isa = ptx.split(".version", 1)[1].split()[0]
+        line += f" local {ptx.count('.local')} calls {entry.count('call.')} isa {isa}"
+    if coop.SIMULATOR or gpu_available():
         rng = np.random.default_rng(len(name))
         size = 256 if "items" in body else 64
         low = 0 if np.dtype(dtype).kind == "u" else -3
-        x = rng.integers(low, 100 if "sort" in name else 4, size)
+        x = rng.integers(low, 100 if "sort" in name or "rank" in name else 4, size)
         if np.dtype(dtype).kind == "c":
             x = x + 1j * x[::-1]
         x = x.astype(dtype)
@@ -211,19 +255,24 @@ for name, dtype in VARIANTS:
 """
 
 
-def _matrix_part(variants):
-    run = _run(f"import textwrap\nCASES = {CASES!r}\nVARIANTS = {variants!r}\n" + MATRIX)
+def _matrix_part(variants, simulate=False):
+    run = _run(f"import textwrap\nCASES = {CASES!r}\nVARIANTS = {variants!r}\n" + MATRIX, simulate)
     assert run.returncode == 0, run.stderr[-4000:]
     return [line for line in run.stdout.splitlines() if " | " in line]
 
 
-@pytest.fixture(scope="module")
-def matrix():
+def _lines(variants, simulate=False):
     """Each variant's line, compiled (and run) by a few interpreters side by side."""
     parts = max(1, min(8, (os.cpu_count() or 1) // 2))
     with concurrent.futures.ThreadPoolExecutor(parts) as pool:
-        lines = [line for part in pool.map(_matrix_part, [VARIANTS[k::parts] for k in range(parts)]) for line in part]
+        lines = [line for part in pool.map(_matrix_part, [variants[k::parts] for k in range(parts)],
+                                           [simulate] * parts) for line in part]
     return dict(line.split(": ", 1) for line in lines)
+
+
+@pytest.fixture(scope="module")
+def matrix():
+    return _lines(VARIANTS)
 
 
 @pytest.mark.parametrize("case, dtype", VARIANTS)
@@ -239,15 +288,152 @@ def test_primitive_compiles_without_local_memory_and_matches_numpy(matrix, case,
         assert line.endswith("matches True"), line
 
 
+#: On coop's simulator (NUMBA_ENABLE_CUDASIM=1), where ``numba_cuda_mlir.cuda`` is the
+#: simulator's: every case in two dtypes, and the other types' variants
+SIMULATED = [(case, DTYPES[(number + shift) % len(DTYPES)]) for number, case in enumerate(CASES) for shift in (3, 8)]
+SIMULATED += [(case, dtype) for dtype, cases in OTHER_TYPES.items() for case in cases]
+
+
+@pytest.fixture(scope="module")
+def simulated():
+    return _lines(SIMULATED, simulate=True)
+
+
+@pytest.mark.parametrize("case, dtype", SIMULATED)
+def test_primitive_in_an_mlir_kernel_matches_numpy_on_the_simulator(simulated, case, dtype):
+    assert simulated[f"{case} | {dtype}"] == "matches True"
+
+
+def test_simulator_reports_a_misused_collective_in_an_mlir_kernel():
+    run = _run("""
+        @cuda.jit
+        def skipped(x, out):
+            i = cuda.grid(1)
+            if i < 32:
+                out[0] = coop.block.sum(x[i])
+
+        @cuda.jit
+        def twelve_lanes(x, out):
+            out[0] = coop.warp.sum(x[0], 12)
+
+        print(cuda is __import__("numba").cuda)
+        for kernel in (skipped, twelve_lanes):
+            try:
+                kernel[1, 64](np.ones(64, np.int32), np.zeros(1, np.int32))
+            except Exception as error:
+                print(type(error).__name__, " ".join(str(error).split()))
+        """, simulate=True)
+    assert run.returncode == 0, run.stderr[-4000:]
+    same_module, skipped, twelve = run.stdout.splitlines()
+    assert same_module == "True"
+    assert skipped.startswith("CollectiveError") and "coop.block.sum at <string>:" in skipped and (
+        "in skipped was called by threads 0-31 of block (0, 0, 0), but not by all the threads it needs: threads 32-63 "
+        "exited without calling it") in skipped, skipped
+    assert "coop.warp.sum: width must be a power of two from 1 to 32 (1, 2, 4, 8, 16, 32), got 12" in twelve, twelve
+
+
+def test_mlir_cuda_imported_before_coop_is_not_simulated_and_a_warning_says_so():
+    script = ("import warnings\nwarnings.simplefilter('always')\nfrom numba_cuda_mlir import cuda\nimport coop\n"
+              "print(coop.SIMULATOR, cuda is __import__('numba').cuda)")
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1",
+               PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
+    run = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr[-4000:]
+    assert run.stdout.split() == ["True", "False"]
+    assert ("coop: numba_cuda_mlir.cuda was imported before coop, so numba-cuda-mlir kernels compile for a GPU "
+            "instead of running on coop's simulator") in " ".join(run.stderr.split()), run.stderr
+
+
+# -- the misuse table (tests/codegen_cases: MISUSES) compiled by numba-cuda-mlir: each kernel
+# with numba_cuda_mlir's cuda and types, its numba.cuda device functions made again with it
+
+MISUSE_TABLE = """
+import re
+import sys
+import types as pytypes
+
+sys.path.insert(0, TESTS)
+import numba.cuda
+from numba.cuda import types as numba_cuda_types
+from numba.cuda.dispatcher import CUDADispatcher
+
+import codegen_cases
+
+
+def mlir_type(ty):
+    if isinstance(ty, numba_cuda_types.Array):
+        return types.Array(mlir_type(ty.dtype), ty.ndim, ty.layout, readonly=not ty.mutable)
+    if isinstance(ty, numba_cuda_types.NPDatetime):
+        return types.NPDatetime(ty.unit)
+    return getattr(types, ty.name)
+
+
+def mlir_function(fn):
+    names = dict(fn.__globals__)
+    for name in fn.__code__.co_names:
+        value = names.get(name)
+        if value is numba.cuda:
+            names[name] = cuda
+        elif value is numba_cuda_types:
+            names[name] = types
+        elif isinstance(value, CUDADispatcher):
+            names[name] = cuda.jit(device=True)(mlir_function(value.py_func))
+    return pytypes.FunctionType(fn.__code__, names, fn.__name__, fn.__defaults__, fn.__closure__)
+
+
+for name in NAMES:
+    fn, signature, _ = codegen_cases.MISUSES[name]
+    try:
+        compile_ptx(cuda.jit(mlir_function(fn)), tuple(map(mlir_type, signature)))
+        message = "compiled"
+    except Exception as error:
+        message = " ".join(re.sub(r"\\x1b\\[[0-9;]*m", "", str(error)).split())
+    print(f"{name}: {message[:1500]}", flush=True)
+"""
+
+
+def _misuses():
+    sys.path.insert(0, str(ROOT / "tests"))
+    try:
+        import codegen_cases
+    finally:
+        sys.path.remove(str(ROOT / "tests"))
+    return codegen_cases.MISUSES
+
+
+#: Misuse rows that give a primitive a lambda or device function (an operator, a
+#: callback), which numba-cuda-mlir kernels refuse first
+REFUSED_FUNCTIONS = {"operator-arity", "operator-result-type", "merge-sort-compare-arity", "prefix-op-without-state",
+                     "transform-items-per-thread-missing", "transform-op-result-type", "flag-heads-flag-op-arity"}
+#: Kernels, but for the too-short arrays that numba-cuda reports at link time (``coop_error__``
+#: functions), which numba-cuda-mlir kernels do not check (README.md)
+MISUSE_KERNELS = [name for name, (_, signature, message) in _misuses().items()
+                  if signature is not None and not message.startswith("coop_error__")]
+
+
+@pytest.fixture(scope="module")
+def mlir_misuses():
+    run = _run(f"TESTS = {str(ROOT / 'tests')!r}\nNAMES = {MISUSE_KERNELS!r}\n" + MISUSE_TABLE)
+    assert run.returncode == 0, run.stderr[-4000:]
+    return dict(line.split(": ", 1) for line in run.stdout.splitlines() if ": " in line)
+
+
+@pytest.mark.parametrize("name", MISUSE_KERNELS)
+def test_misuse_in_an_mlir_kernel_raises_the_same_message(mlir_misuses, name):
+    got = mlir_misuses[name]
+    if name in REFUSED_FUNCTIONS:
+        expected = "in a numba-cuda-mlir kernel: a lambda or device function as an argument"
+    else:
+        expected = _misuses()[name][2]
+    assert expected in got, got
+
+
 REFUSED = [
     ("coop.block.load(x, items, threads=64, items_per_thread=4, algorithm='vectorize')",
      "coop.block.load in a numba-cuda-mlir kernel: the intrinsic address is not supported there yet (README.md"),
     ("coop.block.reduce(x[0], lambda a, b: a + b, threads=64)",
      "coop.block.reduce in a numba-cuda-mlir kernel: a lambda or device function as an argument (use a coop.ops "
      "or operator function) is not supported there yet"),
-    ("coop.warp.head_segmented_reduce(x[0], True, coop.ops.add)",
-     "coop.warp.head_segmented_reduce in a numba-cuda-mlir kernel: cuda.lanemask_lt, which numba-cuda-mlir 0.6 "
-     "cannot lower, is not supported there yet"),
     ("coop.warp.exclusive_sum(items)", "coop.warp.exclusive_sum: output is required with an items array"),
     ("coop.block.sum(x[0], threads=64)  # debug",
      "coop.block.sum in a numba-cuda-mlir kernel: debug mode (coop.config.debug) is not supported there yet"),

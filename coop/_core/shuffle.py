@@ -11,7 +11,8 @@ the simulator's shuffle, which moves any Python value.
 ``same_bit_lanes(mask, label, bit)`` is one step of CUB's MatchAny: the lanes of ``mask``
 whose ``label`` has bit ``bit`` as the caller's does (a ballot, inverted where the
 caller's bit is clear); the lanes holding the same ``B``-bit label are the intersection
-of ``B`` of them.
+of ``B`` of them. ``lanes_below()`` is ``cuda.lanemask_lt()``, made from a recipe by a
+second compiler as the others are.
 
 ``up_with_source`` is the shfl.sync.up that also returns the instruction's predicate
 (whether the source lane is in the logical warp), and ``up_sum_step`` CUB's fused scan
@@ -153,5 +154,10 @@ if SIMULATOR:
         ones = int(cuda.ballot_sync(mask, is_set)) & FULL_MASK
         return np.uint32(ones if is_set else ~ones & FULL_MASK)
 
+    def lanes_below():
+        """The lanes of the caller's warp below it (``cuda.lanemask_lt()``)."""
+        return cuda.lanemask_lt()
+
 else:
     same_bit_lanes = compiled.same_bit_lanes
+    lanes_below = compiled.lanes_below

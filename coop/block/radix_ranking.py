@@ -40,7 +40,7 @@ from coop._core.exchange import STATIC_SHARED_LIMIT, rank_items, required_items_
 from coop._core.misuse import size_check
 from coop._core.scratch import (Region, Struct, atomic_add, block_rank, load_pair, loader, storage, store, store_pair,
                                 striped_steps)
-from coop._core.shuffle import FULL_MASK, IDX, same_bit_lanes, shuffler
+from coop._core.shuffle import FULL_MASK, IDX, lanes_below, same_bit_lanes, shuffler
 from coop._core.specialize import PRIMITIVE_DEFAULT, Signature, device_function, is_none, primitive
 from coop.block.scan import exclusive_sum_in_scratch
 
@@ -346,7 +346,7 @@ def match_ranker(digit_of, threads, items_per_thread, radix_bits, descending, wi
         # the lanes present in the thread's warp: all of them but in a partial last warp
         # (what the matches are masked with; the warp's syncs name all 32 lanes)
         warp_lanes = warp_mask(block_rank(), threads)
-        lower_lanes = cuda.lanemask_lt()
+        lower_lanes = lanes_below()
         # each thread zeroes its segment of the raking grid, which covers the counters
         segment_first = U32(base + tid * padded_segment)
         for i in range(padded_segment):
@@ -476,7 +476,7 @@ def early_counts_ranker(digit_of, threads, items_per_thread, radix_bits, descend
                 if with_digit_counts:
                     digit_counts[track] = counts[track]
         cuda.syncthreads()
-        lower_lanes = cuda.lanemask_lt()
+        lower_lanes = lanes_below()
         for i in range(n):
             digit = counted_digit(ordered[i], begin_bit, pass_bits)
             peers = digit_peers(warp_lanes, digit)  # the lanes of this digit

@@ -25,7 +25,7 @@ import numpy as np
 from numba.cuda import types
 
 from coop._core.backend import cuda
-from coop._core.shuffle import DOWN, IDX, XOR, has_warp_sum, logical_warp, shuffler, warp_sum
+from coop._core.shuffle import DOWN, IDX, XOR, has_warp_sum, lanes_below, logical_warp, shuffler, warp_sum
 from coop._core.specialize import Signature, device_function, is_function, primitive
 from coop._core.values import converter
 from coop.ops import add
@@ -426,7 +426,7 @@ def segmented_reduce(x, flag, op, convert, down, width, head_segmented):
     flags = np.int64(np.uint32(cuda.ballot_sync(mask, flag)))
     if head_segmented:
         flags = flags >> 1  # a head at lane i ends the segment at lane i - 1
-    flags = flags & (0xFFFFFFFF ^ np.int64(np.uint32(cuda.lanemask_lt())))
+    flags = flags & (0xFFFFFFFF ^ np.int64(np.uint32(lanes_below())))
     if width < 32:
         flags = (flags & mask) >> (cuda.laneid - lane)
     flags = flags | (1 << (width - 1))

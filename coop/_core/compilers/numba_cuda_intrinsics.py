@@ -9,7 +9,7 @@ constant here, ``*_ASM``):
 
 - warp (``coop._core.shuffle``): ``shuffle`` (shfl.sync of any value type, as 32-bit
   words), ``up_sum_step`` (CUB's shfl-and-add scan step), ``warp_sum`` (redux.sync),
-  ``same_bit_lanes`` (a ballot step of CUB's MatchAny);
+  ``same_bit_lanes`` (a ballot step of CUB's MatchAny), ``lanes_below`` (``%lanemask_lt``);
 - static arrays (``coop._core.scratch``, ``coop._core.items``): ``word_array`` (a shared
   or local array of 8-byte words, one per specialisation), ``local_array_tuple``;
 - scratch slots (``coop._core.scratch``): ``store``, ``atomic_add``, ``storer``,
@@ -269,6 +269,25 @@ def same_bit_lanes(typingctx, mask, label, bit):
 
 
 _recipe(same_bit_lanes, "same_bit_lanes")
+
+
+_LANES_BELOW_ASM = "mov.u32 $0, %lanemask_lt;"
+
+
+@intrinsic
+def lanes_below(typingctx):
+    """The lanes of the caller's warp below it: ``cuda.lanemask_lt()`` (the same PTX), as
+    an intrinsic with a recipe (numba-cuda-mlir 0.6 types ``lanemask_lt`` but cannot
+    lower it)."""
+
+    def codegen(context, builder, sig, args):
+        i32 = ir.IntType(32)
+        return builder.asm(ir.FunctionType(i32, ()), _LANES_BELOW_ASM, "=r", (), True)
+
+    return types.uint32(), codegen
+
+
+_recipe(lanes_below, "lanes_below")
 
 
 # -- static arrays --------------------------------------------------------------------

@@ -24,8 +24,12 @@ each primitive once, so this adapter reuses everything above the compiler:
 
 What it serves: ``coop.thread``, ``coop.warp`` and ``coop.block``, except what raises,
 naming the primitive and what is missing (``MlirUnsupported``, raised as the primitive's
-``CoopError``): never a wrong result. Under ``NUMBA_ENABLE_CUDASIM=1`` nothing is
-registered (coop's simulator does not run numba-cuda-mlir kernels yet).
+``CoopError``): never a wrong result.
+
+Under coop's simulator (``NUMBA_ENABLE_CUDASIM=1``, or no GPU) nothing is registered:
+``numba_cuda_mlir.cuda`` is numba-cuda's simulated ``cuda`` module instead (``simulate``),
+so numba-cuda-mlir kernels run on the simulator, which numba-cuda-mlir has not, as
+numba-cuda's kernels do, with the same checks and messages.
 """
 
 import importlib.abc
@@ -34,7 +38,7 @@ import sys
 import threading
 import types as pytypes
 
-from coop._core.compilers.numba_cuda_mlir_intrinsics import (DEVICE, MlirUnsupported, caller, from_recipe,
+from coop._core.compilers.numba_cuda_mlir_intrinsics import (DEVICE, MlirUnsupported, caller, from_recipe, jitable,
                                                          numba_cuda_mlir_type)
 
 #: numba-cuda-mlir releases this adapter was written against: (major, minor) pairs.
@@ -83,6 +87,37 @@ def enable_when_loaded():
         enable()
     elif importlib.util.find_spec("numba_cuda_mlir") is not None:
         sys.meta_path.insert(0, _AfterImport())
+
+
+def simulate(warn):
+    """Make ``numba_cuda_mlir.cuda`` numba-cuda's simulated ``cuda`` module when it is
+    imported; ``warn`` says why not if a module imported it already (before coop)."""
+    imported = sys.modules.get(_CUDA)
+    if imported is None:
+        sys.meta_path.insert(0, _SimulatedCuda())
+    elif imported is not sys.modules["numba.cuda"]:
+        warn(f"coop: {_CUDA} was imported before coop, so numba-cuda-mlir kernels compile for a GPU "
+             f"instead of running on coop's simulator (NUMBA_ENABLE_CUDASIM=1, or no GPU): import coop "
+             f"before numba_cuda_mlir")
+
+
+_CUDA = "numba_cuda_mlir.cuda"
+
+
+class _SimulatedCuda(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Imports ``numba_cuda_mlir.cuda`` as the ``numba.cuda`` module, the simulator's: the
+    simulator swaps the per-thread CUDA module into a kernel's globals that hold it."""
+
+    def find_spec(self, name, path, target=None):
+        return importlib.util.spec_from_loader(name, self) if name == _CUDA else None
+
+    def create_module(self, spec):
+        module = sys.modules["numba.cuda"]
+        self._spec = module.__spec__
+        return module
+
+    def exec_module(self, module):
+        module.__spec__ = self._spec  # (the import made it this alias's; its other attributes are kept)
 
 
 class _AfterImport(importlib.abc.MetaPathFinder):
@@ -171,6 +206,8 @@ def numba_cuda_type(ty):
         return getattr(T, ty.name)
     if isinstance(ty, M.UnicodeType):
         return T.unicode_type
+    if isinstance(ty, (M.NPDatetime, M.NPTimedelta)):  # (refused by the generators, with their messages)
+        return getattr(T, type(ty).__name__)(ty.unit)
     if isinstance(ty, M.Array):
         return T.Array(numba_cuda_type(ty.dtype), ty.ndim, ty.layout, readonly=not ty.mutable, aligned=ty.aligned)
     if isinstance(ty, M.UniTuple):
@@ -242,7 +279,7 @@ def _register(fn):
     from numba_cuda_mlir import cuda
     from numba_cuda_mlir.extending import overload, typing_registry
 
-    _device_callers[fn] = caller(fn, cuda.jit(device=True)(fn))
+    _device_callers[fn] = caller(fn, jitable(fn))
 
     def choose(*args, **kwargs):
         return _callee(fn, (*args, *kwargs.values()))

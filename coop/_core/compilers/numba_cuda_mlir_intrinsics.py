@@ -132,16 +132,36 @@ def caller(fn, target):
             declared.append("*")
         declared.append(text)
         passed.append(f"{p.name}={p.name}" if p.kind == p.KEYWORD_ONLY else p.name)
-    return _function(f"{fn.__name__ if fn.__name__.isidentifier() else 'call'}({', '.join(declared)})",
-                     f"target({', '.join(passed)})", **scope)
+    signature = f"{fn.__name__ if fn.__name__.isidentifier() else 'call'}({', '.join(declared)})"
+    call = f"target({', '.join(passed)})"
+    if _returns_a_value(getattr(target, "py_func", fn)):
+        return _function(signature, call, **scope)
+    # a call, not the return of its None: numba-cuda-mlir 0.6 fails to lower a function
+    # returning the call of one that returns from several places, inlined into it
+    # ("Stack allocated var ... not found in varmap"; a function ending in an ``if``)
+    return _function(signature, "None", before=call, **scope)
+
+
+def _returns_a_value(fn):
+    """Whether ``fn`` may return something other than None (read from its bytecode)."""
+    import dis
+
+    previous = None
+    for instruction in dis.get_instructions(fn):
+        if instruction.opname == "RETURN_CONST" and instruction.argval is not None:
+            return True
+        if instruction.opname == "RETURN_VALUE" and not (previous.opname == "LOAD_CONST" and previous.argval is None):
+            return True
+        previous = instruction
+    return False
 
 
 def _compiled_only():
     raise NotImplementedError("compiled only")
 
 
-def _function(signature, returns, **scope):
-    exec(f"def {signature}:\n    return {returns}\n", scope)
+def _function(signature, returns, before="pass", **scope):
+    exec(f"def {signature}:\n    {before}\n    return {returns}\n", scope)
     return scope[signature.partition("(")[0]]
 
 
@@ -305,6 +325,17 @@ def _same_bit_lanes():
     return ptx_function("same_bit_lanes(mask, label, bit)", _SAME_BIT_LANES_ASM, ("=r", 0),
                         ("r", "np.uint32(label)"), ("r", "np.uint32(1) << np.uint32(bit)"), ("r", "np.uint32(mask)"),
                         returns="np.uint32(result)")
+
+
+def _lanes_below():
+    """``%lanemask_lt`` computed from the lane: numba-cuda-mlir's ``inline_ptx`` turns
+    every ``%`` into an operand's ``$``, so PTX text names no special register."""
+    from numba_cuda_mlir import cuda
+
+    def lanes_below():
+        return (np.uint32(1) << np.uint32(cuda.laneid)) - np.uint32(1)
+
+    return jitable(lanes_below)
 
 
 # -- values ------------------------------------------------------------------------------------
@@ -689,6 +720,7 @@ _RECIPES = {
     "up_sum_step": _up_sum_step,
     "warp_sum": _warp_sum,
     "same_bit_lanes": _same_bit_lanes,
+    "lanes_below": _lanes_below,
     "converter": _converter,
     "same": _same,
     "int64_constant": _int64_constant,
