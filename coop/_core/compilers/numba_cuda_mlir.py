@@ -140,6 +140,17 @@ class _AfterImport(importlib.abc.MetaPathFinder):
         return spec
 
 
+#: Primitives whose numba-cuda-mlir code gave wrong results on the GPU (an H200, CUDA 13.0's
+#: NVVM; right on the simulator, numba-cuda's right on the GPU): refused until understood.
+_WRONG_ON_THE_GPU = {
+    "coop.block.run_length_encode": "this primitive (its counts came out 0 on an H200: numba-cuda-mlir 0.6's code "
+                                    "with CUDA 13.0's NVVM keeps them in local memory and loses them)",
+    "coop.block.histogram": "this primitive (algorithm 'sort' counted wrongly on an H200 with CUDA 13.0's NVVM, "
+                            "its keys in local memory; 'atomic' needs shared-memory atomics, which numba-cuda-mlir "
+                            "0.6 makes global)",
+}
+
+
 def _mlir_generator(qualname, primitive):
     import inspect
 
@@ -149,6 +160,8 @@ def _mlir_generator(qualname, primitive):
 
     def generate(*args, **kwargs):
         try:
+            if qualname in _WRONG_ON_THE_GPU:
+                raise MlirUnsupported(_WRONG_ON_THE_GPU[qualname])
             with _numba_cuda_typing():
                 impl = generator(*map(numba_cuda_type, args), **{k: numba_cuda_type(v) for k, v in kwargs.items()})
             if impl is None:
@@ -252,6 +265,12 @@ def mlir_function(fn):
         missing = _UNLOWERED.intersection(fn.__code__.co_names)
         if missing:
             raise MlirUnsupported(f"cuda.{min(missing)}, which numba-cuda-mlir 0.6 cannot lower,")
+        if "atomic" in fn.__code__.co_names:
+            # numba-cuda-mlir 0.6 makes an atomic on an array that is not the kernel's own
+            # allocation (a parameter, also once inlined) a global-memory atomic: on a
+            # shared array, an illegal address
+            raise MlirUnsupported("an atomic update of an array given to coop (numba-cuda-mlir 0.6 makes it a "
+                                  "global-memory atomic, wrong for a shared array)")
         names = fn.__globals__
         rebuilt_globals = dict(names)
         for name in fn.__code__.co_names:
@@ -276,7 +295,6 @@ def _register(fn):
     parameter), which numba-cuda-mlir types again at every call: only where needed."""
     import inspect
 
-    from numba_cuda_mlir import cuda
     from numba_cuda_mlir.extending import overload, typing_registry
 
     _device_callers[fn] = caller(fn, jitable(fn))

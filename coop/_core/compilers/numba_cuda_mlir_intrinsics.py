@@ -505,21 +505,10 @@ def _loader(value_type):
 
 
 def _atomic_add():
-    from numba_cuda_mlir import cuda
-    from numba_cuda_mlir.numba_cuda import types as M
-
-    def typer(buffer, index, value):
-        value = M.unliteral(value)
-        if not (isinstance(value, M.Integer) and value.bitwidth in (32, 64)):
-            raise MlirUnsupported(f"an atomic add of {value}")
-        view = np.dtype(_scalar(value))
-
-        def atomic_add(buffer, index, value):
-            return cuda.atomic.add(buffer.view(view), index, value)
-
-        return atomic_add
-
-    return typed_function(typer)
+    """Not made: an atomic add to a scratch slot runs in a device function given the
+    buffer, which numba-cuda-mlir 0.6 lowers as a global-memory atomic (``atom.global``
+    on a shared address: an illegal address on the GPU)."""
+    raise MlirUnsupported("an atomic add to shared scratch (numba-cuda-mlir 0.6 makes it a global-memory atomic)")
 
 
 def _local_array_tuple(count, member_types):
