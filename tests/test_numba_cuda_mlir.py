@@ -393,6 +393,35 @@ def test_mlir_cuda_imported_before_coop_is_not_simulated_and_a_warning_says_so()
             "instead of running on coop's simulator") in " ".join(run.stderr.split()), run.stderr
 
 
+def test_coop_device_works_beside_mlir_kernels():
+    """coop.device (numba-cuda's kernels) in a process whose own kernels numba-cuda-mlir
+    compiles: an MLIR kernel, coop.device on its results, the MLIR kernel again (on the
+    simulator without a GPU)."""
+    run = _run("""
+        from numba import cuda as numba_cuda
+
+        @cuda.jit
+        def scan(x, out):
+            i = cuda.grid(1)
+            out[i] = coop.block.exclusive_sum(x[i], threads=64)
+
+        x = np.arange(256, dtype=np.int32) % 7
+        expected = np.concatenate([np.cumsum(tile) - tile for tile in x.reshape(4, 64)])
+        out = cuda.device_array(256, np.int32)
+        scan[4, 64](cuda.to_device(x), out)
+        scanned = out.copy_to_host()
+        total = numba_cuda.device_array(1, np.int64)
+        coop.device.sum(numba_cuda.to_device(scanned), total)
+        keys = numba_cuda.to_device(scanned[::-1].copy())
+        coop.device.radix_sort(keys)
+        scan[4, 64](cuda.to_device(x), out)
+        print((scanned == expected).all(), total.copy_to_host()[0] == expected.sum(),
+              (keys.copy_to_host() == np.sort(expected)).all(), (out.copy_to_host() == expected).all())
+        """, simulate=not gpu_available())
+    assert run.returncode == 0, run.stderr[-4000:]
+    assert run.stdout.split() == ["True"] * 4, run.stdout
+
+
 # -- the misuse table (tests/codegen_cases: MISUSES) compiled by numba-cuda-mlir: each kernel
 # with numba_cuda_mlir's cuda and types, its numba.cuda device functions made again with it
 
