@@ -19,6 +19,7 @@ a compiler, or a second compiler, is a change here:
   kernel and argument types, ``cuLaunchKernel`` called directly).
 - ``numba_cuda_mlir``: coop's primitives in numba-cuda-mlir kernels (experimental): the
   same generators, fed numba-cuda's types; their implementations rebuilt with
-  numba-cuda-mlir's ``cuda``; ``numba_cuda_mlir_intrinsics``: each intrinsic made again
-  from its recipe for numba-cuda-mlir (its public API, inline PTX, MLIR).
+  numba-cuda-mlir's ``cuda``; under the simulator, ``numba_cuda_mlir.cuda`` made the
+  simulator's; ``numba_cuda_mlir_intrinsics``: each intrinsic made again from its recipe
+  for numba-cuda-mlir (its public API, inline PTX, MLIR).
 """
