@@ -668,8 +668,8 @@ def dm_lines(dm_rows, records, failures, slots):
                 f"(CUB's best: {pct(cub_share)}): {verdict(share >= TARGET_MEMCPY)}")
     for slot in extra_slots:
         for kernel in kernels:
-            rated = [(row[f"{slot}_ratio"], k) for k, row in dm_rows.items()
-                     if k[0] == kernel and f"{slot}_ratio" in row]
+            ratio = slot_field(slot, "ratio")
+            rated = [(row[ratio], k) for k, row in dm_rows.items() if k[0] == kernel and ratio in row]
             refused = sum(1 for k, row in dm_rows.items() if k[0] == kernel and slot in row.get("refused", {}))
             low = min(rated) if rated else (None, None)
             lines.append(

@@ -436,6 +436,7 @@ from numba.cuda import types as numba_cuda_types
 from numba.cuda.dispatcher import CUDADispatcher
 
 import codegen_cases
+from coop._core.compilers.numba_cuda_mlir_intrinsics import numba_cuda_mlir_type
 
 
 def mlir_type(ty):
@@ -443,7 +444,7 @@ def mlir_type(ty):
         return types.Array(mlir_type(ty.dtype), ty.ndim, ty.layout, readonly=not ty.mutable)
     if isinstance(ty, numba_cuda_types.NPDatetime):
         return types.NPDatetime(ty.unit)
-    return getattr(types, ty.name)
+    return numba_cuda_mlir_type(ty)
 
 
 def mlir_function(fn):
