@@ -191,6 +191,32 @@ CASES = {
         LOAD + "flags = cuda.local.array(4, np.bool_)\ncoop.block.flag_heads(items, flags, operator.ne, threads=64)\n"
         "for j in range(4):\n    out[4 * i + j] = 1 if flags[j] else 0",
         "np.concatenate([[1], x[1:] != x[:-1]]).astype(x.dtype)"),
+    "block.reduce argmax of (value, index) pairs": (
+        "v, k = coop.block.reduce((x[i], i), coop.ops.argmax, threads=64)\nif i == 0:\n    out[0] = k",
+        "[x[:64].argmax()]"),
+    "block.histogram sort": (  # (bin indices 0-99 and negatives, which are not counted)
+        LOAD + "bins = cuda.local.array(4, np.int32)\nfor j in range(4):\n    bins[j] = np.int32(items[j])\n"
+        "counts = cuda.shared.array(128, np.int32)\n"
+        "coop.block.histogram(bins, counts, 128, threads=64, items_per_thread=4, algorithm='sort')\n"
+        "cuda.syncthreads()\nout[i] = counts[i]\nout[64 + i] = counts[64 + i]",
+        "np.bincount(np.clip(x.astype(np.int64), -1, None) + 1, minlength=129)[1:129]"),
+    "block.run_length_encode, counts": (
+        LOAD + "counts = cuda.local.array(4, np.int32)\n"
+        "coop.block.run_length_encode(items, items, counts, threads=64, items_per_thread=4)\n"
+        "for j in range(4):\n    out[4 * i + j] = counts[j]",
+        "np.concatenate([np.diff(np.append(run_starts(), 256)), np.zeros(256 - len(run_starts()))])"),
+    "block.run_length_encode, unique": (
+        LOAD + "counts = cuda.local.array(4, np.int32)\n"
+        "n = coop.block.run_length_encode(items, items, counts, threads=64, items_per_thread=4)\n" + STORE
+        + "if i == 63:\n    out[255] = n  # (after its own store of item 255)",
+        "np.concatenate([x[run_starts()], x[len(run_starts()):255], [len(run_starts())]])"),
+    "block.run_length_decode": (  # (run k: x[k] repeated |x[k]| % 3 times)
+        "values = cuda.local.array(2, x.dtype)\nlengths = cuda.local.array(2, np.int32)\nfor j in range(2):\n"
+        "    values[j] = x[2 * i + j]\n    lengths[j] = np.int32(abs(np.int64(x[2 * i + j])) % 3)\n"
+        "items = cuda.local.array(4, x.dtype)\n"
+        "total = coop.block.run_length_decode(values, lengths, items, threads=64, runs_per_thread=2)\n"
+        "for j in range(4):\n    if 4 * i + j < total:\n        out[4 * i + j] = items[j]",
+        "np.repeat(x[:128], np.abs(x[:128].astype(np.int64)) % 3)"),
 }
 
 INTEGERS = ["int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64"]
@@ -202,7 +228,7 @@ OTHER_TYPES = {
     "float16": ["warp.inclusive_sum", "warp.broadcast", "block.exclusive_sum", "block.exchange blocked_to_striped",
                 "block.radix_sort", "block.merge_sort"],
     "bool": ["warp.broadcast", "block.load striped, store direct", "block.exchange blocked_to_striped",
-             "block.radix_sort"],
+             "block.radix_sort", "block.reduce argmax of (value, index) pairs"],
     "complex64": ["warp.inclusive_sum", "warp.broadcast", "block.exclusive_sum", "block.exchange blocked_to_striped"],
     "complex128": ["warp.exclusive_sum, width 16", "block.sum"],
 }
@@ -221,13 +247,17 @@ else:
 #: Cases whose numba-cuda-mlir PTX uses local memory where numba-cuda's uses none (noted
 #: in the README): numba-cuda-mlir 0.6 keeps a variable in memory where a branching
 #: operator (coop.ops.min, max) is called in both arms of a branch (the butterfly of
-#: all_reduce and of the warp_scans block scan), and the merge sorts' items arrays.
-LOCAL_MEMORY = {"warp.all_reduce min", "block.inclusive_scan max, warp_scans", "block.merge_sort", "warp.merge_sort"}
+#: all_reduce and of the warp_scans block scan), the merge sorts' items arrays, and the
+#: histogram's ranking of its 8-bit keys (two arrays of 4 words stored to, never read).
+LOCAL_MEMORY = {"warp.all_reduce min", "block.inclusive_scan max, warp_scans", "block.merge_sort", "warp.merge_sort",
+                "block.histogram sort"}
 #: ... and where numba-cuda-mlir uses an NVVM older than CUDA 13.5's (PTX ISA 9.5, the cu13
 #: wheels' of CI): CUDA 13.0's (ISA 9.0, the GPU machine's) leaves some of the radix
-#: rankings' state in local memory (8 bytes in the sort, 26 in the "match" ranking), where
-#: numba-cuda's code with the same NVVM has none.
-LOCAL_MEMORY_BEFORE_ISA_9_5 = {"block.radix_sort", "block.radix_rank match, warp-striped"}
+#: rankings' state in local memory (8 bytes in the sort, 26 in the "match" ranking), and
+#: 18 bytes in the run-length coding, where numba-cuda's code with the same NVVM has none.
+LOCAL_MEMORY_BEFORE_ISA_9_5 = {"block.radix_sort", "block.radix_rank match, warp-striped",
+                              "block.run_length_encode, counts", "block.run_length_encode, unique",
+                              "block.run_length_decode"}
 
 MATRIX = """
 def warps(width):
@@ -264,6 +294,9 @@ def radix_digits(begin_bit, num_bits):
     elif x.dtype.kind == "f":
         bits = np.where(bits & sign, ~bits, bits | sign)
     return (bits >> np.uint64(begin_bit)) & np.uint64((1 << num_bits) - 1)
+
+def run_starts():
+    return np.flatnonzero(np.concatenate([[True], x[1:] != x[:-1]]))
 
 def ranks_by(digits):
     return np.argsort(np.argsort(digits, kind="stable"), kind="stable")
@@ -497,36 +530,33 @@ def mlir_misuses():
     return dict(line.split(": ", 1) for line in run.stdout.splitlines() if ": " in line)
 
 
-#: Primitives refused in numba-cuda-mlir kernels whatever their arguments (REFUSED)
-REFUSED_PRIMITIVES = ("coop.block.histogram", "coop.block.run_length_encode")
-
-
 @pytest.mark.parametrize("name", MISUSE_KERNELS)
 def test_misuse_in_an_mlir_kernel_raises_the_same_message(mlir_misuses, name):
     got = mlir_misuses[name]
     expected = _misuses()[name][2]
-    refused = [primitive for primitive in REFUSED_PRIMITIVES if expected.startswith(primitive + ":")]
-    if refused:
-        expected = f"{refused[0]} in a numba-cuda-mlir kernel: this primitive ("
-    elif name in REFUSED_FUNCTIONS:
+    if name in REFUSED_FUNCTIONS:
         expected = "in a numba-cuda-mlir kernel: a lambda or device function as an argument"
     assert expected in got, got
 
 
 REFUSED = [
     ("coop.block.load(x, items, threads=64, items_per_thread=4, algorithm='vectorize')",
-     "coop.block.load in a numba-cuda-mlir kernel: the intrinsic address is not supported there yet (README.md"),
+     "coop.block.load in a numba-cuda-mlir kernel: algorithm 'vectorize' (it needs an item's address, which "
+     "numba-cuda-mlir 0.6 does not give; 'direct' moves the same items) is not supported there yet (README.md"),
     ("coop.block.reduce(x[0], lambda a, b: a + b, threads=64)",
      "coop.block.reduce in a numba-cuda-mlir kernel: a lambda or device function as an argument (use a coop.ops "
      "or operator function) is not supported there yet"),
     ("coop.block.histogram(cuda.local.array(4, np.int32), cuda.shared.array(8, np.int32), 8, threads=64)",
-     "coop.block.histogram in a numba-cuda-mlir kernel: this primitive (algorithm 'sort' counted wrongly on an H200"),
+     "coop.block.histogram in a numba-cuda-mlir kernel: an atomic update of an array given to coop (numba-cuda-mlir "
+     "0.6 makes it a global-memory atomic, wrong for a shared array) is not supported there yet; algorithm='sort' "
+     "without accumulate=True counts without atomics (README.md"),
+    ("coop.block.histogram(cuda.local.array(4, np.int32), cuda.shared.array(8, np.int32), 8, threads=64, "
+     "items_per_thread=4, algorithm='sort', accumulate=True)",
+     "coop.block.histogram in a numba-cuda-mlir kernel: an atomic update of an array given to coop"),
     ("coop.block.radix_rank(cuda.local.array(4, np.uint32), cuda.local.array(4, np.int32), 0, 4, threads=64, "
      "items_per_thread=4, algorithm='match_early_counts')",
      "coop.block.radix_rank in a numba-cuda-mlir kernel: an atomic add to shared scratch (numba-cuda-mlir 0.6 makes "
      "it a global-memory atomic) is not supported there yet"),
-    ("coop.block.run_length_encode(items, items, cuda.local.array(4, np.int32), threads=64, items_per_thread=4)",
-     "coop.block.run_length_encode in a numba-cuda-mlir kernel: this primitive (its counts came out 0 on an H200"),
     ("coop.warp.exclusive_sum(items)", "coop.warp.exclusive_sum: output is required with an items array"),
     ("coop.block.sum(x[0], threads=64)  # debug",
      "coop.block.sum in a numba-cuda-mlir kernel: debug mode (coop.config.debug) is not supported there yet"),
@@ -560,3 +590,62 @@ def refusals():
 def test_what_is_not_served_yet_is_refused_with_coops_message(refusals, number):
     line = refusals[str(number)]
     assert line.startswith("refused:") and REFUSED[number][1] in line, line
+
+
+# -- the docstring examples in numba-cuda-mlir kernels: each primitive's example with its
+# one import of ``cuda`` made numba-cuda-mlir's, run on the GPU (on the simulator that
+# ``cuda`` is numba-cuda's: nothing more to learn there). Those numba-cuda-mlir cannot
+# compile yet give coop's refusal; coop.device's examples show it taking numba-cuda-mlir's
+# device arrays.
+
+from test_docs import NAMES as DOCUMENTED, _examples  # noqa: E402
+
+#: Examples refused in numba-cuda-mlir kernels, and the refusal's words.
+OPERATOR_ARGUMENT = "a lambda or device function as an argument (use a coop.ops or operator function)"
+REFUSED_EXAMPLES = {
+    "coop.thread.inclusive_scan": OPERATOR_ARGUMENT,
+    "coop.thread.transform": OPERATOR_ARGUMENT,
+    "coop.warp.all_reduce": OPERATOR_ARGUMENT,
+    "coop.block.all_reduce": OPERATOR_ARGUMENT,
+    "coop.block.flag_tails": OPERATOR_ARGUMENT,
+    "coop.block.inclusive_sum": OPERATOR_ARGUMENT,
+    "coop.block.merge_sort": OPERATOR_ARGUMENT,
+    "coop.block.subtract_right": OPERATOR_ARGUMENT,
+    "coop.block.transform": OPERATOR_ARGUMENT,
+    "coop.block.store": "algorithm 'vectorize'",
+}
+
+EXAMPLES = """
+for name, code in EXAMPLES:
+    code = code.replace("from numba import cuda", "from numba_cuda_mlir import cuda")
+    try:
+        exec(compile(code, f"<example {name}>", "exec"), {"__name__": "coop_example"})
+        print(f"{name}: ran", flush=True)
+    except Exception as error:
+        print(f"{name}: {type(error).__name__}: {' '.join(str(error).split())[:600]}", flush=True)
+"""
+
+
+@pytest.fixture(scope="module")
+def examples():
+    listed = [(name, code) for name in DOCUMENTED for code in _examples(name)]
+    parts = max(1, min(8, (os.cpu_count() or 1) // 2))
+
+    def part(chunk):
+        run = _run(f"EXAMPLES = {chunk!r}\n" + EXAMPLES)
+        assert run.returncode == 0, run.stderr[-4000:]
+        return [line for line in run.stdout.splitlines() if line.startswith("coop.")]
+
+    with concurrent.futures.ThreadPoolExecutor(parts) as pool:
+        lines = [line for chunk in pool.map(part, [listed[k::parts] for k in range(parts)]) for line in chunk]
+    return dict(line.split(": ", 1) for line in lines)
+
+
+@pytest.mark.parametrize("name", DOCUMENTED if gpu_available() else [pytest.param(None, marks=pytest.mark.skip(
+    reason="the examples in numba-cuda-mlir kernels run on a GPU (on the simulator its cuda is numba-cuda's)"))])
+def test_docstring_example_runs_in_an_mlir_kernel_or_is_refused(examples, name):
+    line = examples[name]
+    if name in REFUSED_EXAMPLES:
+        assert line.startswith("CoopError:") and REFUSED_EXAMPLES[name] in line, line
+    else:
+        assert line == "ran", line

@@ -49,6 +49,7 @@ import numpy as np
 from numba import cuda
 
 from coop._core.backend import SIMULATOR
+from coop._core.compilers import numba_cuda_mlir
 from coop._core.docs import expand
 from coop._core.errors import ArgumentTypeError, ArgumentValueError
 from coop.device._tiles import BLOCK_THREADS
@@ -194,8 +195,12 @@ def device_operator(function, name, op):
         return op
     if inspect.isfunction(op):
         return _compiled(op)
+    source = numba_cuda_mlir.device_function_source(op)
+    if source is not None:
+        return _compiled(source)
     raise _error(function, name, f"must be an operator (a coop.ops operator, operator.add and the like, a "
-                                 f"lambda or function, or a @cuda.jit(device=True) function), got {op!r}")
+                                 f"lambda or function, or a @cuda.jit(device=True) function of numba-cuda or "
+                                 f"numba-cuda-mlir), got {op!r}")
 
 
 @functools.lru_cache(maxsize=None)

@@ -140,14 +140,16 @@ class _AfterImport(importlib.abc.MetaPathFinder):
         return spec
 
 
-#: Primitives whose numba-cuda-mlir code gave wrong results on the GPU (an H200, CUDA 13.0's
-#: NVVM; right on the simulator, numba-cuda's right on the GPU): refused until understood.
-_WRONG_ON_THE_GPU = {
-    "coop.block.run_length_encode": "this primitive (its counts came out 0 on an H200: numba-cuda-mlir 0.6's code "
-                                    "with CUDA 13.0's NVVM keeps them in local memory and loses them)",
-    "coop.block.histogram": "this primitive (algorithm 'sort' counted wrongly on an H200 with CUDA 13.0's NVVM, "
-                            "its keys in local memory; 'atomic' needs shared-memory atomics, which numba-cuda-mlir "
-                            "0.6 makes global)",
+#: What a primitive refused for its atomics serves without them.
+_WITHOUT_ATOMICS = {
+    "coop.block.histogram": "algorithm='sort' without accumulate=True counts without atomics",
+}
+
+
+#: What needs the intrinsics numba-cuda-mlir code is not made for, said as a user chose it.
+_INTRINSICS_NOT_MADE = {
+    "address": "algorithm 'vectorize' (it needs an item's address, which numba-cuda-mlir 0.6 does not give; "
+               "'direct' moves the same items)",
 }
 
 
@@ -160,8 +162,6 @@ def _mlir_generator(qualname, primitive):
 
     def generate(*args, **kwargs):
         try:
-            if qualname in _WRONG_ON_THE_GPU:
-                raise MlirUnsupported(_WRONG_ON_THE_GPU[qualname])
             with _numba_cuda_typing():
                 impl = generator(*map(numba_cuda_type, args), **{k: numba_cuda_type(v) for k, v in kwargs.items()})
             if impl is None:
@@ -171,7 +171,9 @@ def _mlir_generator(qualname, primitive):
             # specialisation, as numba-cuda's
             return _callee(mlir_function(impl), (*args, *kwargs.values()), arrays=False)
         except MlirUnsupported as missing:
-            raise CoopError(f"{qualname} in a numba-cuda-mlir kernel: {missing} is not supported there yet "
+            atomics = "atomic" in str(missing) and qualname in _WITHOUT_ATOMICS
+            instead = f"; {_WITHOUT_ATOMICS[qualname]}" if atomics else ""
+            raise CoopError(f"{qualname} in a numba-cuda-mlir kernel: {missing} is not supported there yet{instead} "
                             f"(README.md, 'numba-cuda-mlir kernels', lists what is)") from None
 
     generate.__signature__ = inspect.signature(primitive)
@@ -186,6 +188,14 @@ def _numba_cuda_typing():
 
     cuda_target.typing_context.refresh()
     return target_override("cuda")
+
+
+def device_function_source(value):
+    """The Python function of a numba-cuda-mlir ``@cuda.jit(device=True)`` function, else
+    None (coop.device compiles an operator for its own kernels, which numba-cuda compiles)."""
+    if type(value).__module__.startswith("numba_cuda_mlir.") and getattr(value, "targetoptions", {}).get("device"):
+        return value.py_func
+    return None
 
 
 def compile_ptx(kernel, argument_types, cc=(9, 0)):
@@ -362,7 +372,7 @@ def _mlir_value(value):
         _originals[made] = value
         return made
     if isinstance(value, _Intrinsic):
-        raise MlirUnsupported(f"the intrinsic {value._name}")
+        raise MlirUnsupported(_INTRINSICS_NOT_MADE.get(value._name, f"the intrinsic {value._name}"))
     if isinstance(value, numba.cuda.types.Type):  # (a dtype for cuda.local.array, say)
         return numba_cuda_mlir_type(value)
     return _rebuilt_if_coop_function(value)

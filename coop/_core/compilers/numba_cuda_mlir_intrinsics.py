@@ -15,9 +15,12 @@ caller's Numba IR (``passable``). numba-cuda-mlir 0.6's defects shape what is he
 - a function returning a shared array does not compile (its result is typed in the
   generic address space): scratch buffers are allocated by an intrinsic that emits the
   allocation where it is called;
-- a store through ``array.view(dtype)`` in a function inlined into its caller before
-  lowering (``inline="always"``) is lost: scratch slots are read and written by device
-  functions, inlined after lowering;
+- a store ``array.view(dtype)[i] = v`` (``i`` not a constant) is deleted from any
+  function into which an ``inline="always"`` overload is inlined: the overload inliner
+  then runs Numba's dead-code elimination, whose alias analysis does not know that a
+  view aliases its array (and numba-cuda-mlir inlines small device functions into
+  their callers' Numba IR, the storers too): scratch slots are written by a call,
+  ``operator.setitem(array.view(dtype), i, v)``, which that pass keeps;
 - an unsigned 64-bit constant of 2**63 or more fails to lower (``std::bad_cast``): such
   masks are computed in the kernel;
 - an overload's implementation is compiled again at every call unless its options say
@@ -28,6 +31,7 @@ caller's Numba IR (``passable``). numba-cuda-mlir 0.6's defects shape what is he
 
 import functools
 import itertools
+import operator
 import re
 
 import numpy as np
@@ -476,10 +480,16 @@ def numba_cuda_mlir_type(ty):
 
 def _store():
     def typer(buffer, index, value):
+        from numba_cuda_mlir.numba_cuda import types as M
+
+        if isinstance(value, M.BaseTuple):
+            from coop._core.compilers.numba_cuda_mlir import numba_cuda_type
+
+            return _tuple_slot(numba_cuda_type(value))[0]
         view, to_slot, _ = _slot_view(value)
 
         def store(buffer, index, value):
-            buffer.view(view)[index] = to_slot(value)
+            operator.setitem(buffer.view(view), index, to_slot(value))  # (see the module docstring)
 
         return store
 
@@ -487,21 +497,85 @@ def _store():
 
 
 def _storer(value_type):
+    from numba.cuda import types as T
+
+    if isinstance(value_type, T.BaseTuple):
+        return jitable(_tuple_slot(value_type)[0])
     view, to_slot, _ = _slot_view(numba_cuda_mlir_type(value_type))
 
     def store_as(buffer, index, value):
-        buffer.view(view)[index] = to_slot(value)
+        operator.setitem(buffer.view(view), index, to_slot(value))  # (see the module docstring)
 
     return jitable(store_as)
 
 
 def _loader(value_type):
+    from numba.cuda import types as T
+
+    if isinstance(value_type, T.BaseTuple):
+        return jitable(_tuple_slot(value_type)[1])
     view, _, from_slot = _slot_view(numba_cuda_mlir_type(value_type))
 
     def load(buffer, index):
         return from_slot(buffer.view(view)[index])
 
     return jitable(load)
+
+
+@functools.lru_cache(maxsize=None)
+def _tuple_slot(value_type):
+    """``(store, load)``, Python functions writing and reading a slot of the numba-cuda
+    tuple type ``value_type`` in a word buffer, scalar by scalar, each through a view of
+    its own type at its offset in the C struct (the layout numba-cuda's slots have:
+    ``coop._core.values.size_and_alignment``); bools as bytes. (Not complex members: one
+    may lie at half its size, off its view's grid, and no served operator takes them.)"""
+    from numba.cuda import types as T
+    from numba.cuda.np.numpy_support import as_dtype
+
+    from coop._core.values import size_and_alignment
+
+    scope = {"np": np, "operator": operator}
+    writes = []
+
+    def place(scalar, offset):
+        """``(view, index)`` of the slot's scalar of type ``scalar`` at byte ``offset``."""
+        name = f"view_{len(scope)}"
+        scope[name] = np.dtype(scalar)
+        return f"buffer.view({name})", f"(base + {offset}) // {np.dtype(scalar).itemsize}"
+
+    def write(slot, value):
+        writes.append(f"operator.setitem({slot[0]}, {slot[1]}, {value})")  # (see the module docstring)
+
+    def read(slot):
+        return f"{slot[0]}[{slot[1]}]"
+
+    def layout(ty, offset, path):
+        """The expression reading a ``ty`` at ``offset``; its writes appended to ``writes``."""
+        if isinstance(ty, T.BaseTuple):
+            members, end = [], 0
+            for k, member in enumerate(ty.types):
+                size, alignment = size_and_alignment(member)
+                end = -(-end // alignment) * alignment
+                members.append(layout(member, offset + end, f"{path}[{k}]"))
+                end += size
+            return "(" + "".join(f"{member}, " for member in members) + ")"
+        if isinstance(ty, T.Boolean):
+            slot = place(np.uint8, offset)
+            write(slot, f"np.uint8({path})")
+            return f"({read(slot)} != 0)"
+        if not isinstance(ty, (T.Integer, T.Float)):
+            raise MlirUnsupported(f"a scratch slot of {value_type}")
+        scalar = as_dtype(ty).type
+        slot = place(scalar, offset)
+        write(slot, f"np.{scalar.__name__}({path})")
+        return read(slot)
+
+    size = size_and_alignment(value_type)[0]
+    value = layout(value_type, 0, "value")
+    store = _function("store(buffer, index, value)", "None", before="\n    ".join(
+        [f"base = np.int64(index) * {size}"] + writes), **scope)
+    load = _function("load(buffer, index)", value, before=f"base = np.int64(index) * {size}", **scope)
+    return store, load
 
 
 def _atomic_add():
