@@ -12,6 +12,7 @@ does (the adapter registers the primitives when numba-cuda-mlir loads). Skipped 
 numba-cuda-mlir is not installed (``pip install "coop[mlir]"``)."""
 
 import concurrent.futures
+import importlib.metadata
 import importlib.util
 import os
 import pathlib
@@ -191,6 +192,16 @@ CASES = {
         LOAD + "flags = cuda.local.array(4, np.bool_)\ncoop.block.flag_heads(items, flags, operator.ne, threads=64)\n"
         "for j in range(4):\n    out[4 * i + j] = 1 if flags[j] else 0",
         "np.concatenate([[1], x[1:] != x[:-1]]).astype(x.dtype)"),
+    "warp.reduce_batched max, blocked": (  # (every batch of a warp: its 32 values; lane l gets batches 2l, 2l+1)
+        "items = cuda.local.array(40, x.dtype)\nfor b in range(40):\n    items[b] = x[(i // 32) * 32 + (i + b) % 32]\n"
+        "results = cuda.local.array(2, x.dtype)\n"
+        "coop.warp.reduce_batched(items, coop.ops.max, results, batches=40, arrangement='blocked')\n"
+        "if cuda.laneid < 20:\n    for k in range(2):\n        out[(i // 32) * 40 + 2 * cuda.laneid + k] = results[k]",
+        "np.repeat(warps(32).max(axis=1), 40)"),
+    "warp.sum_batched": (  # (batch b of lane l: x[warp's lane (l + b) % 32], so each batch sums the warp)
+        "items = cuda.local.array(8, x.dtype)\nfor b in range(8):\n    items[b] = x[(i // 32) * 32 + (i + b) % 32]\n"
+        "s = coop.warp.sum_batched(items, batches=8)\nif cuda.laneid < 8:\n    out[(i // 32) * 8 + cuda.laneid] = s",
+        "np.repeat(warps(32).sum(axis=1, dtype=x.dtype), 8)"),
     "block.reduce argmax of (value, index) pairs": (
         "v, k = coop.block.reduce((x[i], i), coop.ops.argmax, threads=64)\nif i == 0:\n    out[0] = k",
         "[x[:64].argmax()]"),
@@ -649,3 +660,129 @@ def test_docstring_example_runs_in_an_mlir_kernel_or_is_refused(examples, name):
         assert line.startswith("CoopError:") and REFUSED_EXAMPLES[name] in line, line
     else:
         assert line == "ran", line
+
+
+# -- numba-cuda-mlir 0.6's defects that coop works around, each as its smallest kernel
+# (without coop), for upstream reports; each test checks that the defect is still there,
+# so that a release fixing it fails here and says which workaround can go.
+
+DEFECTS = {
+    "view store deleted": (
+        """
+        from numba_cuda_mlir.extending import register_jitable, typing_registry
+
+        @register_jitable(typing_registry=typing_registry, inline="always")
+        def nothing():
+            pass
+
+        @cuda.jit
+        def kernel(words, i):
+            nothing()  # any inline="always" overload inlined here...
+            words.view(np.uint32)[i] = 256  # ...and this store is gone from the MLIR
+
+        compile_ptx(kernel, (types.uint64[::1], types.int64))
+        mlir = kernel.inspect_mlir()
+        print("memref.store" not in str(next(iter(mlir.values())) if isinstance(mlir, dict) else mlir))
+        """,
+        "coop's scratch stores through views may be written as plain item assignments again "
+        "(numba_cuda_mlir_intrinsics: operator.setitem)"),
+    "atomic made global": (
+        """
+        @cuda.jit(device=True)
+        def bump(counts, i):
+            cuda.atomic.add(counts, i, 1)
+
+        @cuda.jit
+        def kernel(out):
+            counts = cuda.shared.array(8, np.int32)
+            bump(counts, cuda.threadIdx.x % 8)  # a shared array given to a function
+            cuda.syncthreads()
+            out[cuda.threadIdx.x % 8] = counts[cuda.threadIdx.x % 8]
+
+        ptx = compile_ptx(kernel, (types.int32[::1],))
+        print("atom.global.add" in ptx and "atom.shared" not in ptx)
+        """,
+        "the histogram's 'atomic' algorithm and the match_early_counts ranking may be served "
+        "(numba_cuda_mlir.mlir_function, _atomic_add)"),
+    "function argument": (
+        """
+        from numba_cuda_mlir.extending import overload, typing_registry
+
+        def apply(f, x):
+            pass
+
+        @overload(apply, typing_registry=typing_registry, inline="always")
+        def apply_impl(f, x):
+            def impl(f, x):
+                return f(x)
+            return impl
+
+        @cuda.jit(device=True)
+        def plus_one(v):
+            return v + 1
+
+        @cuda.jit
+        def kernel(out):
+            out[0] = apply(plus_one, out[0])
+
+        try:
+            compile_ptx(kernel, (types.int32[::1],))
+            print(False)
+        except Exception:
+            print(True)
+        """,
+        "lambdas and device functions may be served as operators (numba_cuda_mlir: "
+        "MlirUnsupported 'a lambda or device function as an argument')"),
+    "inlined None return": (
+        """
+        @cuda.jit(device=True)
+        def turn(items, w):
+            if w < 32:
+                items[0] = 1
+
+        @cuda.jit(device=True)
+        def step(items, w):
+            return turn(items, w)  # returns turn's None
+
+        @cuda.jit
+        def kernel(out):
+            step(out, cuda.threadIdx.x)
+
+        try:
+            compile_ptx(kernel, (types.int32[::1],))
+            print(False)
+        except AssertionError as error:
+            print("not found in varmap" in str(error))
+        """,
+        "device callers may return what they call (numba_cuda_mlir_intrinsics.caller: "
+        "_returns_a_value)"),
+    "inline_ptx percent": (
+        """
+        @cuda.jit
+        def kernel(out):
+            out[cuda.threadIdx.x] = cuda.experimental.inline_ptx("mov.u32 %0, %lanemask_lt;", "=r", np.uint32(0))
+
+        try:
+            compile_ptx(kernel, (types.uint32[::1],))
+            print(False)
+        except Exception as error:
+            print("$lanemask_lt" in str(error))
+        """,
+        "lanes_below may read %lanemask_lt (numba_cuda_mlir_intrinsics._lanes_below)"),
+}
+
+
+@pytest.fixture(scope="module")
+def defects():
+    body = "".join(f"\nprint({name!r}, end=': ')\n" + textwrap.dedent(code) for name, (code, _) in DEFECTS.items())
+    run = _run(body)
+    assert run.returncode == 0, run.stderr[-4000:]
+    return dict(line.split(": ", 1) for line in run.stdout.splitlines() if ": " in line)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("numba_cuda_mlir") is None
+                    or importlib.metadata.version("numba-cuda-mlir").split(".")[:2] != ["0", "6"],
+                    reason="the defects of numba-cuda-mlir 0.6")
+@pytest.mark.parametrize("name", DEFECTS)
+def test_numba_cuda_mlir_defect_coop_works_around_is_still_there(defects, name):
+    assert defects[name] == "True", f"numba-cuda-mlir no longer shows {name!r}: {DEFECTS[name][1]}"

@@ -154,6 +154,24 @@ Numbers (integers, floats, complex), not bools (for those, the scan with an
 operator) nor tuples. Integer sums wrap in the value's type.
 """
 
+# ``output`` of the batched warp reductions.
+PARAGRAPHS["batched_output"] = """
+Receives the lane's ``ceil(batches / width)`` results, of the items' type (it may
+be ``items``): with ``arrangement="striped"``, ``output[k]`` is the result of
+batch ``l + k*width`` in logical lane ``l``; with ``"blocked"``, of batch
+``l*ceil(batches / width) + k``. Slots past the last batch are unspecified.
+Default None: the result is returned instead (for at most ``width`` batches).
+"""
+
+# ``batches`` and ``arrangement`` of the batched warp reductions.
+PARAGRAPHS["batches"] = """
+The number of batches, the length of ``items`` (required).
+"""
+PARAGRAPHS["batched_arrangement"] = """
+How the results spread over the lanes: ``"striped"`` or ``"blocked"`` (see
+``output``).
+"""
+
 # Warp primitives without shared memory (Barriers).
 PARAGRAPHS["warp_barriers"] = """
 None: no shared memory and no barrier. Lanes exchange values with warp

@@ -22,7 +22,7 @@ from numba.cuda import types
 from coop._core.backend import SIMULATOR, device_function
 from coop._core.misuse import size_check
 
-__all__ = ["items_or_tuple", "TileItems", "accessors", "local_arrays"]
+__all__ = ["items_or_tuple", "TileItems", "accessors", "local_arrays", "generated"]
 
 
 def items_or_tuple(sig, arrays, param):
@@ -57,7 +57,7 @@ class TileItems:
         source = "def check(arrays):\n    n = len(arrays[0])\n" + "".join(
             f"    check_member(arrays[{k}], n)\n" for k in range(1, self.members)
         ) + "    return n\n"
-        return _generated(source, "check", check_member=check)
+        return generated(source, "check", check_member=check)
 
     def size_checker(self, primitive_name, param, exact=False):
         """A device function ``check(arrays, n)``: every member holds ``n`` items (at
@@ -68,7 +68,7 @@ class TileItems:
         source = "def check(arrays, n):\n" + "".join(
             f"    check_member(arrays[{k}], n)\n" for k in range(self.members)
         )
-        return _generated(source, "check", check_member=check)
+        return generated(source, "check", check_member=check)
 
     def check_output(self, sig, arrays, param):
         """Check that ``arrays`` (an output) has this argument's form and member types."""
@@ -89,7 +89,7 @@ def accessors(members):
         return _read_one, _write_one, _length_one
     read = "def read(arrays, i):\n    return (" + "".join(f"arrays[{k}][i], " for k in range(members)) + ")\n"
     write = "def write(arrays, i, value):\n" + "".join(f"    arrays[{k}][i] = value[{k}]\n" for k in range(members))
-    return _generated(read, "read"), _generated(write, "write"), _first_length
+    return generated(read, "read"), generated(write, "write"), _first_length
 
 
 @device_function
@@ -102,10 +102,11 @@ def _write_one(items, i, value):
     items[i] = value
 
 
-def _generated(source, name, **names):
-    """The device function ``name`` defined by ``source`` (one line per member of a tuple,
-    nothing else), with ``names`` as its globals."""
-    namespace = dict(names)
+def generated(source, name, **names):
+    """The device function ``name`` defined by ``source`` (straight-line code a generator
+    wrote out: a line per member of a tuple, per step of an unrolled tree), with ``names``
+    as its globals."""
+    namespace = dict(names, __name__=__name__)  # (coop's: a second compiler rebuilds it)
     exec(source, namespace)  # noqa: S102
     return device_function(namespace[name])
 

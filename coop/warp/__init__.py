@@ -19,6 +19,7 @@ from coop.warp.reduce import (
     sum,
     tail_segmented_reduce,
 )
+from coop.warp.reduce_batched import reduce_batched, sum_batched
 from coop.warp.scan import broadcast, exclusive_scan, exclusive_sum, inclusive_scan, inclusive_sum
 from coop._core.namespace import public_namespace, registered_names
 

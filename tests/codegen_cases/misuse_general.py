@@ -23,6 +23,41 @@ def width_not_constant(x, out):
     out[i] = coop.warp.reduce(x[i], operator.add, x[0])
 
 
+@misuse("batches-not-constant", (types.int32[::1], types.int32[::1]),
+        "coop.warp.reduce_batched: batches must be a compile-time constant")
+def batches_not_constant(x, out):
+    i = cuda.grid(1)
+    items = cuda.local.array(4, np.int32)
+    out[i] = coop.warp.reduce_batched(items, operator.add, batches=x[0])
+
+
+@misuse("batched-output-required", (types.int32[::1], types.int32[::1]),
+        "coop.warp.sum_batched: output is required for more batches than lanes (40 batches, width 32): an items "
+        "array of ceil(batches / width) = 2 items gets the lane's results")
+def batched_output_required(x, out):
+    i = cuda.grid(1)
+    items = cuda.local.array(40, np.int32)
+    out[i] = coop.warp.sum_batched(items, batches=40)
+
+
+@misuse("batched-arrangement", (types.int32[::1], types.int32[::1]),
+        "coop.warp.sum_batched: arrangement must be one of 'striped', 'blocked'; got 'warp_striped'")
+def batched_arrangement(x, out):
+    i = cuda.grid(1)
+    items = cuda.local.array(4, np.int32)
+    out[i] = coop.warp.sum_batched(items, batches=4, arrangement="warp_striped")
+
+
+@misuse("batched-output-type", (types.int32[::1], types.int32[::1]),
+        "coop.warp.reduce_batched: output must hold int32 items like the input, got float32")
+def batched_output_type(x, out):
+    i = cuda.grid(1)
+    items = cuda.local.array(4, np.int32)
+    results = cuda.local.array(1, np.float32)
+    coop.warp.reduce_batched(items, coop.ops.max, results, batches=4)
+    out[i] = items[0]
+
+
 @misuse(
     "width-not-power-of-two",
     (types.int32[::1], types.int32[::1]),

@@ -85,6 +85,27 @@ def thread_kernel(dtype, op):
     return kernel
 
 
+def warp_reduce_batched_kernel(dtype, op, summed):
+    @cuda.jit
+    def kernel(x, out):
+        i = cuda.grid(1)
+        items = cuda.local.array(9, dtype)
+        for j in range(9):
+            items[j] = x[i * 9 + j]
+        results = cuda.local.array(2, dtype)
+        coop.warp.reduce_batched(items, op, results, batches=9, width=8, arrangement="blocked")
+        out[0, i] = results[0]
+        out[1, i] = results[1]
+        out[2, i] = coop.warp.reduce_batched(items, op, batches=9)
+        if summed:
+            out[3, i] = coop.warp.sum_batched(items, batches=8)
+            coop.warp.sum_batched(items, items, batches=9, width=4)
+            for j in range(3):
+                out[4 + j, i] = items[j]
+
+    return kernel
+
+
 for _name, (_np_dtype, _nb_type) in SCALARS.items():
     _arrays = (_nb_type[::1], types.int32[::1], _nb_type[:, ::1])
     case(f"warp_reduce-{_name}", _arrays)(warp_reduce_kernel(_np_dtype, _op_for(_name)))
@@ -96,6 +117,9 @@ for _name, (_np_dtype, _nb_type) in SCALARS.items():
     )
     if _name in NUMERIC:
         case(f"warp_sum-{_name}", (_nb_type[::1], _nb_type[:, ::1]))(warp_sum_kernel(_np_dtype))
+    case(f"warp_reduce_batched-{_name}", (_nb_type[::1], _nb_type[:, ::1]))(
+        warp_reduce_batched_kernel(_np_dtype, _op_for(_name), _name in NUMERIC)
+    )
 
 
 def block_kernel(dtype, op, reduce_algorithm, scan_algorithm, threads):

@@ -478,14 +478,26 @@ def numba_cuda_mlir_type(ty):
     raise MlirUnsupported(f"the type {ty} in coop's code")
 
 
+def _numba_cuda_value_type(ty):
+    """The numba-cuda type of a numba-cuda-mlir scalar or tuple of them (the inverse of
+    ``numba_cuda_mlir_type``)."""
+    from numba.cuda import types as T
+    from numba_cuda_mlir.numba_cuda import types as M
+
+    ty = M.unliteral(ty)
+    if isinstance(ty, M.BaseTuple):
+        return T.Tuple(tuple(map(_numba_cuda_value_type, ty.types)))
+    if isinstance(ty, (M.Integer, M.Float, M.Complex, M.Boolean)):
+        return getattr(T, ty.name)
+    raise MlirUnsupported(f"a scratch slot of {ty}")
+
+
 def _store():
     def typer(buffer, index, value):
         from numba_cuda_mlir.numba_cuda import types as M
 
         if isinstance(value, M.BaseTuple):
-            from coop._core.compilers.numba_cuda_mlir import numba_cuda_type
-
-            return _tuple_slot(numba_cuda_type(value))[0]
+            return _tuple_slot(_numba_cuda_value_type(value))[0]
         view, to_slot, _ = _slot_view(value)
 
         def store(buffer, index, value):
@@ -734,13 +746,12 @@ def _word_constant(value):
 def _unrolled_loop(count, body):
     """``loop(items, output, buffer, index, warp, lanes, mask)`` calling ``body(k, ...)``
     (rebuilt for numba-cuda-mlir, as every function of a recipe) for ``k`` in
-    ``range(count)``."""
-
-    def loop(items, output, buffer, index, warp, lanes, mask):
-        for k in range(count):
-            body(np.uint32(k), items, output, buffer, index, warp, lanes, mask)
-
-    return passable(loop)
+    ``range(count)``, unrolled here: numba-cuda's loop carries ``llvm.loop.unroll.full``,
+    which numba-cuda-mlir cannot attach, and NVVM leaves a loop with a barrier in its
+    body rolled (``warp_transpose_timesliced`` at 512x8: 2 barriers in the PTX, not 32)."""
+    arguments = "items, output, buffer, index, warp, lanes, mask"
+    turns = "\n    ".join(f"body(np.uint32({k}), {arguments})" for k in range(count))
+    return passable(_function(f"loop({arguments})", "None", before=turns or "pass", body=body, np=np))
 
 
 # -- checks ------------------------------------------------------------------------------------
