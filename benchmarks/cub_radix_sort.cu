@@ -20,38 +20,59 @@
 
 #include "cub_timing.cuh"
 
-template <int THREADS, int ITEMS, bool VALUES, bool DESCENDING>
-__global__ void __launch_bounds__(THREADS) sort_tiles(const unsigned* keys_in, unsigned* keys_out,
-                                                      const unsigned* values_in, unsigned* values_out) {
+template <int THREADS, int ITEMS, bool VALUES> struct Tile {
   using Load = cub::BlockLoad<unsigned, THREADS, ITEMS, cub::BLOCK_LOAD_WARP_TRANSPOSE>;
   using Store = cub::BlockStore<unsigned, THREADS, ITEMS, cub::BLOCK_STORE_WARP_TRANSPOSE>;
   using Sort = cub::BlockRadixSort<unsigned, THREADS, ITEMS, std::conditional_t<VALUES, unsigned, cub::NullType>>;
-  __shared__ union {
+  union TempStorage {
     typename Load::TempStorage load;
     typename Store::TempStorage store;
     typename Sort::TempStorage sort;
-  } temp;
+  };
+  // past 48 KiB (1024x16) the union is a dynamic shared array, its size given at launch
+  static constexpr bool dynamic = sizeof(TempStorage) > 48 * 1024;
+};
+
+template <int THREADS, int ITEMS, bool VALUES, bool DESCENDING>
+__device__ __forceinline__ void sort_tile(typename Tile<THREADS, ITEMS, VALUES>::TempStorage& temp,
+                                          const unsigned* keys_in, unsigned* keys_out, const unsigned* values_in,
+                                          unsigned* values_out) {
+  using T = Tile<THREADS, ITEMS, VALUES>;
   const long long base = (long long)blockIdx.x * THREADS * ITEMS;
   unsigned keys[ITEMS];
   unsigned values[ITEMS];
-  Load(temp.load).Load(keys_in + base, keys);
+  typename T::Load(temp.load).Load(keys_in + base, keys);
   if constexpr (VALUES) {
     __syncthreads();
-    Load(temp.load).Load(values_in + base, values);
+    typename T::Load(temp.load).Load(values_in + base, values);
   }
   __syncthreads();
   if constexpr (VALUES) {
-    if constexpr (DESCENDING) Sort(temp.sort).SortDescending(keys, values);
-    else Sort(temp.sort).Sort(keys, values);
+    if constexpr (DESCENDING) typename T::Sort(temp.sort).SortDescending(keys, values);
+    else typename T::Sort(temp.sort).Sort(keys, values);
   } else {
-    if constexpr (DESCENDING) Sort(temp.sort).SortDescending(keys);
-    else Sort(temp.sort).Sort(keys);
+    if constexpr (DESCENDING) typename T::Sort(temp.sort).SortDescending(keys);
+    else typename T::Sort(temp.sort).Sort(keys);
   }
   __syncthreads();
-  Store(temp.store).Store(keys_out + base, keys);
+  typename T::Store(temp.store).Store(keys_out + base, keys);
   if constexpr (VALUES) {
     __syncthreads();
-    Store(temp.store).Store(values_out + base, values);
+    typename T::Store(temp.store).Store(values_out + base, values);
+  }
+}
+
+template <int THREADS, int ITEMS, bool VALUES, bool DESCENDING>
+__global__ void __launch_bounds__(THREADS) sort_tiles(const unsigned* keys_in, unsigned* keys_out,
+                                                      const unsigned* values_in, unsigned* values_out) {
+  using TempStorage = typename Tile<THREADS, ITEMS, VALUES>::TempStorage;
+  if constexpr (Tile<THREADS, ITEMS, VALUES>::dynamic) {
+    extern __shared__ __align__(16) unsigned char dynamic_shared[];
+    sort_tile<THREADS, ITEMS, VALUES, DESCENDING>(*reinterpret_cast<TempStorage*>(dynamic_shared), keys_in, keys_out,
+                                                  values_in, values_out);
+  } else {
+    __shared__ TempStorage temp;
+    sort_tile<THREADS, ITEMS, VALUES, DESCENDING>(temp, keys_in, keys_out, values_in, values_out);
   }
 }
 
@@ -65,8 +86,11 @@ template <int THREADS, int ITEMS, bool VALUES, bool DESCENDING> static void run(
   const int tile = THREADS * ITEMS;
   const long long tiles = d.n / tile;
   auto kernel = sort_tiles<THREADS, ITEMS, VALUES, DESCENDING>;
+  using T = Tile<THREADS, ITEMS, VALUES>;
+  const int dynamic_bytes = T::dynamic ? (int)sizeof(typename T::TempStorage) : 0;
+  if (T::dynamic) CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, dynamic_bytes));
   double s = time_it([&] {
-    kernel<<<tiles, THREADS>>>(d.d_keys, d.d_keys_out, d.d_values, d.d_values_out);
+    kernel<<<tiles, THREADS, dynamic_bytes>>>(d.d_keys, d.d_keys_out, d.d_values, d.d_values_out);
   });
   CHECK(cudaGetLastError());
   // check a few tiles against the host's stable sort
@@ -89,7 +113,7 @@ template <int THREADS, int ITEMS, bool VALUES, bool DESCENDING> static void run(
   std::printf("{\"impl\": \"cub\", \"threads\": %d, \"items\": %d, \"values\": %s, \"descending\": %s, "
               "\"seconds\": %.9g, \"gkeys\": %.6g, \"regs\": %d, \"smem\": %zu, \"check\": \"%s\"}\n",
               THREADS, ITEMS, VALUES ? "true" : "false", DESCENDING ? "true" : "false", s,
-              double(tiles * tile) / s * 1e-9, attr.numRegs, attr.sharedSizeBytes, ok ? "ok" : "MISMATCH");
+              double(tiles * tile) / s * 1e-9, attr.numRegs, attr.sharedSizeBytes + dynamic_bytes, ok ? "ok" : "MISMATCH");
   std::fflush(stdout);
 }
 
@@ -118,5 +142,6 @@ int main(int argc, char** argv) {
   set_positions(512 * 8); run<512, 8, false, false>(d);
   set_positions(256 * 8); run<256, 8, true, false>(d);
   set_positions(256 * 8); run<256, 8, false, true>(d);
+  set_positions(1024 * 16); run<1024, 16, false, false>(d);
   return 0;
 }

@@ -5,7 +5,9 @@
 Per-tile sort of uint32 keys (2^26 by default), as a user would write it: a
 "warp_transpose" block load, the sort, a "warp_transpose" store, sharing one
 ``temp_storage`` array (as CUB's kernels share one TempStorage union); configurations 128x1,
-128x4, 128x16, 256x4, 256x8, 512x8, plus 256x8 with uint32 values and 256x8 descending.
+128x4, 128x16, 256x4, 256x8, 512x8, 1024x16 (its scratch past 48 KiB: a dynamic shared
+array, after ``coop.allow_dynamic_shared_memory``; CUB's after cudaFuncSetAttribute), plus
+256x8 with uint32 values and 256x8 descending.
 The CUB side (benchmarks/cub_radix_sort.cu, built here with nvcc) is the same kernel with
 cub::BlockLoad/BlockRadixSort/BlockStore and one TempStorage union. Both are timed alike
 (median of 20 launches after 3 warm-ups, CUDA events between back-to-back launches) and
@@ -35,6 +37,7 @@ CONFIGS = [  # (threads, items, values, descending)
     (512, 8, False, False),
     (256, 8, True, False),
     (256, 8, False, True),
+    (1024, 16, False, False),  # (67,584 bytes of scratch: a dynamic shared array)
 ]
 
 KERNEL_SOURCE = '''
@@ -48,10 +51,11 @@ TEMP_BYTES = max(
     coop.block.load.temp_storage_bytes(np.uint32, THREADS, ITEMS, algorithm="warp_transpose"),
     coop.block.radix_sort.temp_storage_bytes(np.uint32, THREADS, ITEMS, value_dtype=np.uint32 if VALUES else None),
 )
+DYNAMIC_BYTES = {dynamic_bytes}  # (past 48 KiB the scratch is a dynamic shared array, its size given at launch)
 
 
 def sort_tiles(keys_in, keys_out, values_in, values_out):
-    temp = cuda.shared.array(TEMP_BYTES, np.uint8, alignment=16)
+    temp = {temp_array}
     keys = cuda.local.array(ITEMS, np.uint32)
     values = cuda.local.array(ITEMS, np.uint32)
     base = cuda.blockIdx.x * TILE
@@ -83,7 +87,11 @@ def name(threads, items, values, descending):
 def module_for(directory, config):
     threads, items, values, descending = config
     path = pathlib.Path(directory) / f"sort_{threads}_{items}_{int(values)}_{int(descending)}.py"
-    path.write_text(KERNEL_SOURCE.format(threads=threads, items=items, values=values, descending=descending))
+    dynamic = threads * items * 4 > 40 * 1024  # (the sort's scratch grows with the tile: past 48 KiB here)
+    path.write_text(KERNEL_SOURCE.format(
+        threads=threads, items=items, values=values, descending=descending,
+        dynamic_bytes="TEMP_BYTES" if dynamic else "0",
+        temp_array="cuda.shared.array(0, np.uint8)" if dynamic else "cuda.shared.array(TEMP_BYTES, np.uint8, alignment=16)"))
     return path
 
 
@@ -109,14 +117,21 @@ def warm_up():
     cuda.synchronize()
 
 
+def jit(module):
+    """The module's kernel, compiled: at 1024 threads with launch bounds (64 registers a
+    thread, as CUB's ``__launch_bounds__``; without, a 1024-thread launch may not fit)."""
+    from numba import cuda
+
+    bounds = {"launch_bounds": module.THREADS} if module.THREADS == 1024 else {}
+    return cuda.jit(module.SIGNATURE, **bounds)(module.sort_tiles)
+
+
 def compile_cold(path):
     """(In a fresh process:) seconds to compile and load the kernel of ``path``."""
     warm_up()
-    from numba import cuda
-
     module = load(pathlib.Path(path))
     start = time.perf_counter()
-    kernel = cuda.jit(module.SIGNATURE)(module.sort_tiles)
+    kernel = jit(module)
     kernel.overloads  # noqa: B018 (compiled eagerly by the signature)
     return time.perf_counter() - start
 
@@ -144,7 +159,7 @@ def time_coop(path, log2n):
 
     warm_up()
     module = load(path)
-    kernel = cuda.jit(module.SIGNATURE)(module.sort_tiles)
+    kernel = jit(module)
     n = 1 << log2n
     tile = module.TILE
     tiles = n // tile
@@ -154,7 +169,12 @@ def time_coop(path, log2n):
     d_keys, d_values = cuda.to_device(keys), cuda.to_device(positions)
     d_keys_out, d_values_out = cuda.device_array_like(keys), cuda.device_array_like(positions)
 
-    seconds = median_launch_seconds(lambda: kernel[tiles, module.THREADS](d_keys, d_keys_out, d_values, d_values_out))
+    import coop
+
+    arguments = (d_keys, d_keys_out, d_values, d_values_out)
+    if module.DYNAMIC_BYTES:
+        coop.allow_dynamic_shared_memory(kernel, module.DYNAMIC_BYTES, *arguments)
+    seconds = median_launch_seconds(lambda: kernel[tiles, module.THREADS, 0, module.DYNAMIC_BYTES](*arguments))
     got, got_values = d_keys_out.copy_to_host(), d_values_out.copy_to_host()
     ok = True
     for t in (0, tiles // 2, tiles - 1):
@@ -164,7 +184,7 @@ def time_coop(path, log2n):
         if module.VALUES:
             ok &= bool((got_values[t * tile:(t + 1) * tile] == order).all())
     regs = kernel.get_regs_per_thread()
-    smem = kernel.get_shared_mem_per_block()
+    smem = kernel.get_shared_mem_per_block() + module.DYNAMIC_BYTES
     return {"seconds": seconds, "gkeys": tiles * tile / seconds * 1e-9, "regs": regs, "smem": smem,
             "check": "ok" if ok else "MISMATCH"}
 

@@ -11,6 +11,8 @@ simulator (``NUMBA_ENABLE_CUDASIM=1``), to which coop adds the warp intrinsics.
 - ``coop.device``: device-wide algorithms called from the host (reduce, scans, select,
   histogram_even, segmented_reduce, radix_sort).
 - ``coop.config``: settings (``coop.config.debug``: run-time checks in compiled kernels).
+- ``coop.allow_dynamic_shared_memory(kernel, nbytes, *args)``: let a kernel launch with
+  more than 48 KiB of dynamic shared memory (a ``temp_storage=`` past 48 KiB).
 - ``coop.CoopError``: the base of every error coop raises: a misuse found when a kernel
   compiles (a CoopError itself), a misused collective on the simulator
   (``CollectiveError``, ``WarpSyncError``), a bad coop.device argument
@@ -26,13 +28,14 @@ warp, must make the call, which the simulator checks.
 from coop._core.backend import SIMULATOR
 from coop._core.config import config
 from coop._core.errors import ArgumentTypeError, ArgumentValueError, CollectiveError, CoopError, WarpSyncError
+from coop._core.launch import allow_dynamic_shared_memory
 from coop._core.namespace import public_namespace
 from coop import block, device, ops, thread, warp
 
 __version__ = "0.1.0"
 
 __all__ = ["thread", "warp", "block", "device", "ops", "config", "CoopError", "CollectiveError", "WarpSyncError",
-           "ArgumentTypeError", "ArgumentValueError", "SIMULATOR", "__version__"]
+           "ArgumentTypeError", "ArgumentValueError", "SIMULATOR", "allow_dynamic_shared_memory", "__version__"]
 
 public_namespace(__name__)
 

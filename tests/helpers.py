@@ -36,17 +36,12 @@ def shape_id(shape):
 
 def launch_with_dynamic_shared(kernel, blocks, threads, nbytes, *args):
     """Launch ``kernel`` with ``nbytes`` of dynamic shared memory (its
-    ``cuda.shared.array(0, ...)``), allowing it more than 48 KiB first where it asks for
-    more (as CUDA C++ does with cudaFuncSetAttribute)."""
-    if ON_GPU and nbytes > STATIC_SHARED_BYTES:
-        from numba import typeof
-        from numba.cuda.cudadrv import driver
-        from numba.cuda.cudadrv.driver import binding
+    ``cuda.shared.array(0, ...)``), allowed more than 48 KiB first where it asks for more
+    (``coop.allow_dynamic_shared_memory``, as CUDA C++'s cudaFuncSetAttribute)."""
+    if nbytes > STATIC_SHARED_BYTES:
+        import coop
 
-        compiled = kernel.compile(tuple(typeof(a) for a in args))
-        function = compiled._codelibrary.get_cufunc()
-        attribute = binding.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
-        driver.driver.cuKernelSetAttribute(attribute, nbytes, function.handle, function.device.id)
+        coop.allow_dynamic_shared_memory(kernel, nbytes, *args)
     kernel[blocks, threads, 0, nbytes](*args)
 
 

@@ -289,7 +289,12 @@ def required_items_per_thread(sig, items_per_thread):
     return count
 
 
-def check_static_shared(sig, temp_storage, layout, param, what, instead="pass a temp_storage= array"):
+#: What a scratch past the static shared memory takes instead.
+DYNAMIC_TEMP_STORAGE = ("pass a temp_storage= array: a dynamic shared array (cuda.shared.array(0, np.uint8)) of "
+                        "temp_storage_bytes, given at launch after coop.allow_dynamic_shared_memory")
+
+
+def check_static_shared(sig, temp_storage, layout, param, what, instead=DYNAMIC_TEMP_STORAGE):
     """Without a caller's ``temp_storage``, a primitive's scratch (``layout``) must fit
     a kernel's static shared memory; else an error naming ``param``: "``param`` ``what``,
     N bytes of shared memory: more than ...; ``instead``"."""

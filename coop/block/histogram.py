@@ -30,7 +30,7 @@ from numba.cuda import types
 from coop._core.algorithm import Algorithm, choose
 from coop._core.backend import cuda, device_function
 from coop._core.constants import without_dead_branches
-from coop._core.exchange import check_static_shared, required_items_per_thread, required_threads
+from coop._core.exchange import DYNAMIC_TEMP_STORAGE, check_static_shared, required_items_per_thread, required_threads
 from coop._core.misuse import size_check
 from coop._core.scratch import (Region, Struct, Union, block_rank, loader, storage, store, storer, striped_steps,
                                 thread_count)
@@ -336,7 +336,7 @@ def _sort_histogram(sig, item_type, block, items_per_thread, bins, counter, part
     check_tile(sig, block, n)
     layout = _sort_layout(item_type, block, n, bins, partial)
     check_static_shared(sig, temp_storage, layout, "bins", f"with a tile of {block} x {n} items needs to sort",
-                        "pass a temp_storage= array or use algorithm 'atomic'")
+                        DYNAMIC_TEMP_STORAGE + ", or use algorithm 'atomic'")
     scratch, _ = storage(sig, temp_storage, layout, owner=(sig.primitive, "sort"))
     count = _sort_counter(sig, item_type, block, n, bins, counter, partial, accumulating, layout)
     return count, scratch, _exact_length(sig.primitive, n)

@@ -21,7 +21,7 @@ store through one array without a block barrier.
 from numba.cuda import types
 
 from coop._core.backend import SIMULATOR, cuda
-from coop._core.exchange import check_static_shared, required_items_per_thread
+from coop._core.exchange import DYNAMIC_TEMP_STORAGE, check_static_shared, required_items_per_thread
 from coop._core.merge import group_sorter, host_value_type, sort_arguments, tile_layout
 from coop._core.misuse import size_check
 from coop._core.scratch import MAX_BLOCK_THREADS, Region, block_rank, part_bytes, part_offsets, slot_bytes, storage
@@ -159,7 +159,7 @@ def merge_sort(keys, compare, values=None, threads=None, items_per_thread=None, 
     check_static_shared(sig, temp_storage, layout, "items_per_thread",
                         f"makes {block // lanes} logical warps of {lanes} x {n} keys"
                         f"{' and values' if with_values else ''}",
-                        "pass threads= (the block's size)" if is_none(threads) else "pass a temp_storage= array")
+                        "pass threads= (the block's size)" if is_none(threads) else DYNAMIC_TEMP_STORAGE)
     # (a caller's buffer: the warp's first syncwarp precedes its writes; see the module
     # docstring for a block-wide primitive's use of the same array before)
     scratch, _ = storage(sig, temp_storage, layout, owner=(sig.primitive, lanes))

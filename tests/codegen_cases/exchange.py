@@ -233,7 +233,9 @@ def exchange_tile_too_large(x, out):
 
 # Past a kernel's 48 KiB of static shared memory, without temp_storage= (one check,
 # coop._core.exchange.check_static_shared, for every primitive with a tile in shared memory)
-STATIC_SHARED_PAST = "bytes of static shared memory a kernel may have; pass a temp_storage= array"
+STATIC_SHARED_PAST = ("bytes of static shared memory a kernel may have; pass a temp_storage= array: a dynamic shared "
+                      "array (cuda.shared.array(0, np.uint8)) of temp_storage_bytes, given at launch after "
+                      "coop.allow_dynamic_shared_memory")
 
 
 @misuse(

@@ -13,6 +13,10 @@ beyond its public API.
 - ``lower_static_array(...)``: what ``cuda.shared.array`` / ``cuda.local.array`` lower
   to, for intrinsics that make arrays of their own (scratch buffers, tuples of local
   arrays).
+- ``is_kernel(value, simulated)``: whether a value is a ``@cuda.jit`` kernel;
+  ``allow_dynamic_shared_memory(kernel, nbytes, args)``: CUDA's cudaFuncSetAttribute
+  (MaxDynamicSharedMemorySize) for a kernel's specialisation (numba-cuda has no API for
+  it: NVIDIA/numba-cuda#94); ``shared_memory_opt_in_limit()``: the device's bound on it.
 
 The intrinsics coop emits code with are ``numba_cuda_intrinsics``, the simulator's side
 ``numba_cuda_simulator``, coop.device's launcher ``numba_cuda_launch``.
@@ -23,7 +27,8 @@ import threading
 from numba.cuda.core import config
 
 __all__ = ["SUPPORTED", "version", "version_problem", "register_overload", "register_jitable",
-           "compile_without_a_gpu", "address_shared_memory_in_32_bits", "lower_static_array"]
+           "compile_without_a_gpu", "address_shared_memory_in_32_bits", "lower_static_array",
+           "is_kernel", "allow_dynamic_shared_memory", "shared_memory_opt_in_limit"]
 
 #: The numba-cuda releases coop is tested with: (major, minor) pairs. The private names
 #: this package uses are those of these releases.
@@ -152,3 +157,35 @@ def lower_static_array(context, builder, shape, dtype, space, name):
         raise ValueError(f"space must be 'shared' or 'local', got {space!r}")
     return _generic_array(context, builder, shape=shape, dtype=dtype, symbol_name=symbol, addrspace=address_space,
                           can_dynsized=False, alignment=None)
+
+
+def is_kernel(value, simulated):
+    """Whether ``value`` is a ``@cuda.jit`` kernel, not a device function (of the
+    simulator where ``simulated``)."""
+    if simulated:
+        return not getattr(value, "_device", True)
+    options = getattr(value, "targetoptions", None)
+    return isinstance(options, dict) and not options.get("device") and callable(getattr(value, "compile", None))
+
+
+def allow_dynamic_shared_memory(kernel, nbytes, args):
+    """Let ``kernel``'s specialisation for ``args`` (compiled now if it was not) launch with
+    up to ``nbytes`` of dynamic shared memory on the current device."""
+    from numba.cuda.cudadrv import driver
+    from numba.cuda.cudadrv.driver import binding
+    from numba.cuda.typing.typeof import typeof
+
+    compiled = kernel.compile(tuple(typeof(a) for a in args))
+    function = compiled._codelibrary.get_cufunc()
+    attribute = binding.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+    driver.driver.cuKernelSetAttribute(attribute, nbytes, function.handle, function.device.id)
+
+
+def shared_memory_opt_in_limit():
+    """``(bytes, device name)``: the most shared memory a block of the current device may
+    opt in to (static and dynamic together)."""
+    from numba import cuda
+
+    device = cuda.get_current_device()
+    name = device.name.decode() if isinstance(device.name, bytes) else device.name
+    return device.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, name

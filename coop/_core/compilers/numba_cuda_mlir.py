@@ -190,12 +190,23 @@ def _numba_cuda_typing():
     return target_override("cuda")
 
 
+def _is_dispatcher(value, device):
+    """Whether ``value`` is a numba-cuda-mlir ``@cuda.jit`` kernel (a device function, where
+    ``device``)."""
+    return (type(value).__module__.startswith("numba_cuda_mlir.")
+            and bool(getattr(value, "targetoptions", {}).get("device")) == device)
+
+
+def is_kernel(value):
+    """Whether ``value`` is a numba-cuda-mlir ``@cuda.jit`` kernel (it asks for more than
+    48 KiB of dynamic shared memory itself when launched with it)."""
+    return _is_dispatcher(value, device=False)
+
+
 def device_function_source(value):
     """The Python function of a numba-cuda-mlir ``@cuda.jit(device=True)`` function, else
     None (coop.device compiles an operator for its own kernels, which numba-cuda compiles)."""
-    if type(value).__module__.startswith("numba_cuda_mlir.") and getattr(value, "targetoptions", {}).get("device"):
-        return value.py_func
-    return None
+    return value.py_func if _is_dispatcher(value, device=True) else None
 
 
 def compile_ptx(kernel, argument_types, cc=(9, 0)):

@@ -73,10 +73,14 @@ def _local_array(self, shape, dtype, alignment=None):
 def _shared_array(self, shape, dtype, alignment=None):
     """``cuda.shared.array`` accepting ``alignment=`` (``cuda.shared.array(BYTES,
     np.uint8, alignment=8)`` is how a ``temp_storage=`` buffer is made). As the stock
-    simulator: one array per calling source line, the dynamic buffer for size 0."""
+    simulator: one array per calling source line, the dynamic buffer for size 0 (one
+    array a dtype, over that one buffer)."""
     simulator.check_alignment(alignment)
     if shape == 0:
-        return _stock_shared_array(self, shape, dtype)
+        # one array a dtype for the block's threads, all on the launch's one buffer (coop
+        # keeps a temp_storage's slots by the array); as a dtype, which the stock one needs
+        dtype = np.dtype(_numpy_dtype(dtype))
+        return _allocation(self._allocations, ("dynamic", dtype), lambda: _stock_shared_array(self, shape, dtype))
     caller = traceback.extract_stack(sys._getframe(1), limit=1)[0][0:2]
     return _allocation(self._allocations, caller, lambda: simulator.kernel_array(shape, _numpy_dtype(dtype)))
 
