@@ -51,11 +51,13 @@ TEMP_BYTES = max(
     coop.block.load.temp_storage_bytes(np.uint32, THREADS, ITEMS, algorithm="warp_transpose"),
     coop.block.radix_sort.temp_storage_bytes(np.uint32, THREADS, ITEMS, value_dtype=np.uint32 if VALUES else None),
 )
-DYNAMIC_BYTES = {dynamic_bytes}  # (past 48 KiB the scratch is a dynamic shared array, its size given at launch)
+# past 48 KiB the scratch is a dynamic shared array (size 0), its size given at launch
+DYNAMIC_BYTES = TEMP_BYTES if TEMP_BYTES > 48 * 1024 else 0
+STATIC_BYTES = 0 if DYNAMIC_BYTES else TEMP_BYTES
 
 
 def sort_tiles(keys_in, keys_out, values_in, values_out):
-    temp = {temp_array}
+    temp = cuda.shared.array(STATIC_BYTES, np.uint8, alignment=16)
     keys = cuda.local.array(ITEMS, np.uint32)
     values = cuda.local.array(ITEMS, np.uint32)
     base = cuda.blockIdx.x * TILE
@@ -87,11 +89,7 @@ def name(threads, items, values, descending):
 def module_for(directory, config):
     threads, items, values, descending = config
     path = pathlib.Path(directory) / f"sort_{threads}_{items}_{int(values)}_{int(descending)}.py"
-    dynamic = threads * items * 4 > 40 * 1024  # (the sort's scratch grows with the tile: past 48 KiB here)
-    path.write_text(KERNEL_SOURCE.format(
-        threads=threads, items=items, values=values, descending=descending,
-        dynamic_bytes="TEMP_BYTES" if dynamic else "0",
-        temp_array="cuda.shared.array(0, np.uint8)" if dynamic else "cuda.shared.array(TEMP_BYTES, np.uint8, alignment=16)"))
+    path.write_text(KERNEL_SOURCE.format(threads=threads, items=items, values=values, descending=descending))
     return path
 
 

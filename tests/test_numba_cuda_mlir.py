@@ -354,13 +354,18 @@ def _matrix_part(variants, simulate=False):
     return [line for line in run.stdout.splitlines() if " | " in line]
 
 
-def _lines(variants, simulate=False):
-    """Each variant's line, compiled (and run) by a few interpreters side by side."""
+def _side_by_side(run_part, items):
+    """``{key: result}`` of the ``"key: result"`` lines ``run_part(chunk)`` gives for the
+    chunks of ``items``, run by a few interpreters side by side."""
     parts = max(1, min(8, (os.cpu_count() or 1) // 2))
     with concurrent.futures.ThreadPoolExecutor(parts) as pool:
-        lines = [line for part in pool.map(_matrix_part, [variants[k::parts] for k in range(parts)],
-                                           [simulate] * parts) for line in part]
+        lines = [line for part in pool.map(run_part, [items[k::parts] for k in range(parts)]) for line in part]
     return dict(line.split(": ", 1) for line in lines)
+
+
+def _lines(variants, simulate=False):
+    """Each variant's line, compiled (and run)."""
+    return _side_by_side(lambda chunk: _matrix_part(chunk, simulate), variants)
 
 
 @pytest.fixture(scope="module")
@@ -639,17 +644,12 @@ for name, code in EXAMPLES:
 
 @pytest.fixture(scope="module")
 def examples():
-    listed = [(name, code) for name in DOCUMENTED for code in _examples(name)]
-    parts = max(1, min(8, (os.cpu_count() or 1) // 2))
-
     def part(chunk):
         run = _run(f"EXAMPLES = {chunk!r}\n" + EXAMPLES)
         assert run.returncode == 0, run.stderr[-4000:]
         return [line for line in run.stdout.splitlines() if line.startswith("coop.")]
 
-    with concurrent.futures.ThreadPoolExecutor(parts) as pool:
-        lines = [line for chunk in pool.map(part, [listed[k::parts] for k in range(parts)]) for line in chunk]
-    return dict(line.split(": ", 1) for line in lines)
+    return _side_by_side(part, [(name, code) for name in DOCUMENTED for code in _examples(name)])
 
 
 @pytest.mark.parametrize("name", DOCUMENTED if gpu_available() else [pytest.param(None, marks=pytest.mark.skip(

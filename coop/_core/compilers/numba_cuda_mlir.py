@@ -38,8 +38,8 @@ import sys
 import threading
 import types as pytypes
 
-from coop._core.compilers.numba_cuda_mlir_intrinsics import (DEVICE, MlirUnsupported, caller, from_recipe, jitable,
-                                                         numba_cuda_mlir_type)
+from coop._core.compilers.numba_cuda_mlir_intrinsics import (DEVICE, MlirAtomicUnsupported, MlirUnsupported, caller,
+                                                         from_recipe, jitable, numba_cuda_mlir_type)
 
 #: numba-cuda-mlir releases this adapter was written against: (major, minor) pairs.
 SUPPORTED = ((0, 6),)
@@ -171,7 +171,7 @@ def _mlir_generator(qualname, primitive):
             # specialisation, as numba-cuda's
             return _callee(mlir_function(impl), (*args, *kwargs.values()), arrays=False)
         except MlirUnsupported as missing:
-            atomics = "atomic" in str(missing) and qualname in _WITHOUT_ATOMICS
+            atomics = isinstance(missing, MlirAtomicUnsupported) and qualname in _WITHOUT_ATOMICS
             instead = f"; {_WITHOUT_ATOMICS[qualname]}" if atomics else ""
             raise CoopError(f"{qualname} in a numba-cuda-mlir kernel: {missing} is not supported there yet{instead} "
                             f"(README.md, 'numba-cuda-mlir kernels', lists what is)") from None
@@ -290,8 +290,8 @@ def mlir_function(fn):
             # numba-cuda-mlir 0.6 makes an atomic on an array that is not the kernel's own
             # allocation (a parameter, also once inlined) a global-memory atomic: on a
             # shared array, an illegal address
-            raise MlirUnsupported("an atomic update of an array given to coop (numba-cuda-mlir 0.6 makes it a "
-                                  "global-memory atomic, wrong for a shared array)")
+            raise MlirAtomicUnsupported("an atomic update of an array given to coop (numba-cuda-mlir 0.6 makes it a "
+                                        "global-memory atomic, wrong for a shared array)")
         names = fn.__globals__
         rebuilt_globals = dict(names)
         for name in fn.__code__.co_names:

@@ -42,6 +42,11 @@ class MlirUnsupported(Exception):
     primitive's CoopError)."""
 
 
+class MlirAtomicUnsupported(MlirUnsupported):
+    """An atomic update numba-cuda-mlir 0.6 would make a global-memory atomic (wrong on a
+    shared array)."""
+
+
 def _mlir_ptx(text):
     """numba-cuda's inline-assembly text (operands ``$0``, ``$1``, ...) for
     numba-cuda-mlir's ``inline_ptx`` (operands ``%0``, ``%1``, ...)."""
@@ -594,7 +599,8 @@ def _atomic_add():
     """Not made: an atomic add to a scratch slot runs in a device function given the
     buffer, which numba-cuda-mlir 0.6 lowers as a global-memory atomic (``atom.global``
     on a shared address: an illegal address on the GPU)."""
-    raise MlirUnsupported("an atomic add to shared scratch (numba-cuda-mlir 0.6 makes it a global-memory atomic)")
+    raise MlirAtomicUnsupported("an atomic add to shared scratch (numba-cuda-mlir 0.6 makes it a global-memory "
+                                "atomic)")
 
 
 def _local_array_tuple(count, member_types):
