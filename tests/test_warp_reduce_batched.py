@@ -129,3 +129,20 @@ def test_values_are_combined_in_lane_order():
     """``lambda a, b: a`` keeps the lowest lane's item: associative, not commutative."""
     check(np.int32, 19, 8, "striped", "first", op=lambda a, b: a)
 
+
+
+@pytest.mark.parametrize("seed", range(12 if FULL_MATRIX else 4))
+def test_random_configurations(seed):
+    """Random batch counts (1 to 70), widths, dtypes, arrangements, operators and forms."""
+    rng = np.random.default_rng(1000 + seed)
+    for _ in range(3):
+        dtype = ALL_DTYPES[rng.integers(len(ALL_DTYPES))]
+        width = int(rng.choice(WIDTHS))
+        batches = int(rng.integers(1, 71))
+        arrangement = str(rng.choice(["striped", "blocked"]))
+        ops = ops_for(dtype)
+        op_name = str(rng.choice(ops + (["sum"] if np.dtype(dtype) != np.bool_ else [])))
+        if op_name == "add":
+            op_name = "sum"
+        returned = batches <= width and bool(rng.integers(2))
+        check(dtype, batches, width, arrangement, op_name, returned=returned)
