@@ -162,11 +162,16 @@ def time_coop(log2n, out_dir, sim=False):
     return rows
 
 
-def time_cub(log2n, include, build):
+def build_cub(include, build):
+    """CUB's side, built before coop's kernels are timed (a header problem fails fast)."""
     nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
     binary = build / "cub_warp_reduce_batched"
     subprocess.run([nvcc, "-O3", "-std=c++17", "-arch=sm_90", f"-I{include}", f"-I{HERE}",
                     str(HERE / "cub_warp_reduce_batched.cu"), "-o", str(binary)], check=True)
+    return binary
+
+
+def time_cub(log2n, binary):
     rows = []
     for reps in REPS:
         run = subprocess.run([str(binary), str(log2n), str(reps)], check=True, capture_output=True, text=True)
@@ -208,7 +213,8 @@ def main(argv=None):
         return 1 if bad else 0
     out = pathlib.Path(args.out or tempfile.mkdtemp(prefix="warp_reduce_batched_"))
     out.mkdir(parents=True, exist_ok=True)
-    rows = time_coop(args.log2n, out) + time_cub(args.log2n, args.cccl_include, out)
+    binary = build_cub(args.cccl_include, out)
+    rows = time_coop(args.log2n, out) + time_cub(args.log2n, binary)
     (out / "warp_reduce_batched.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     print(report(rows))
     return 0

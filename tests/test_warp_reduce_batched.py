@@ -126,9 +126,9 @@ def test_reduce_batched_returned(width, batches):
 
 
 def test_values_are_combined_in_lane_order():
-    """``lambda a, b: a`` keeps the lowest lane's item: associative, not commutative."""
-    check(np.int32, 19, 8, "striped", "first", op=lambda a, b: a)
-
+    """``first(a, b) = a`` keeps the lowest lane's item: associative, not commutative (a
+    device function: a kernel cannot call a plain Python function from its globals)."""
+    check(np.int32, 19, 8, "striped", "first", op=cuda.jit(device=True)(lambda a, b: a))
 
 
 @pytest.mark.parametrize("seed", range(12 if FULL_MATRIX else 4))

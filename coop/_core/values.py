@@ -167,5 +167,11 @@ if SIMULATOR:
         """The value itself (where a conversion is optional)."""
         return value
 
+    def select(condition, if_true, if_false):
+        """``if_true if condition else if_false``, without a branch where compiled (so that
+        shuffles of the chosen value stay converged)."""
+        return if_true if condition else if_false
+
 else:
     same = compiled.same  # an intrinsic, not a device function: no function of its own to compile
+    select = compiled.select

@@ -23,7 +23,7 @@ from coop._core.backend import cuda
 from coop._core.items import generated
 from coop._core.shuffle import XOR, has_warp_sum, logical_warp, shuffler, warp_sum
 from coop._core.specialize import Signature, device_function, is_none, primitive
-from coop._core.values import converter, is_numeric_scalar
+from coop._core.values import converter, is_numeric_scalar, select
 from coop.ops import add
 
 __all__ = ["reduce_batched", "sum_batched"]
@@ -56,19 +56,21 @@ def _reducer(dtype, batches, width, blocked, redux):
     xor = shuffler(XOR, width)
 
     @device_function
-    def combine(low, high, low_lane, stride, mask, op):
+    def combine(low, high, lane, stride, mask, op):
         # the lower lane keeps the lower subtree's partial, the higher lane the other's;
         # each gets its partner's partial of what it keeps, and combines in lane order
-        got = xor(mask, high if low_lane else low, stride)
-        kept = low if low_lane else high
-        return convert(op(kept if low_lane else got, got if low_lane else kept))
+        # (selects, not branches: see select; the condition is computed here, since a bool
+        # argument is unpacked with a branch, which NVVM threads as a Python conditional)
+        low_lane = (lane & stride) == 0
+        got = xor(mask, select(low_lane, high, low), stride)
+        kept = select(low_lane, low, high)
+        return convert(op(select(low_lane, kept, got), select(low_lane, got, kept)))
 
     lines = ["def reduce(items, results, op):", "    lane, mask = logical_warp(width)"]
     strides = []
     stride = 1
     while stride < width:
         strides.append(stride)
-        lines.append(f"    low_{stride} = (lane & {stride}) == 0")
         stride *= 2
     for slot in range(per_lane):
         names = []
@@ -81,7 +83,7 @@ def _reducer(dtype, batches, width, blocked, redux):
             for pair in range(len(names) // 2):
                 name = f"partial_{slot}_{stride}_{pair}"
                 if _batch(slot, 2 * pair * stride, per_lane, width, blocked) < batches:
-                    lines.append(f"    {name} = combine({names[2 * pair]}, {names[2 * pair + 1]}, low_{stride}, "
+                    lines.append(f"    {name} = combine({names[2 * pair]}, {names[2 * pair + 1]}, lane, "
                                  f"{stride}, mask, op)")
                 else:  # (no batch in this subtree: its result is in no lane's slot)
                     lines.append(f"    {name} = {names[2 * pair]}")

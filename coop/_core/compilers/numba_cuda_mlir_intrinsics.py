@@ -376,6 +376,13 @@ def _same():
     return passable(same)
 
 
+def _select():
+    def select(condition, if_true, if_false):
+        return if_true if condition else if_false
+
+    return jitable(select)
+
+
 def _int64_constant(value):
     def constant():
         return np.int64(value)
@@ -803,6 +810,7 @@ _RECIPES = {
     "lanes_below": _lanes_below,
     "converter": _converter,
     "same": _same,
+    "select": _select,
     "int64_constant": _int64_constant,
     "block_rank_reader": _block_rank_reader,
     "word_array": _word_array,
