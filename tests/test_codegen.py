@@ -64,6 +64,8 @@ def test_registers_only(compiled, name):
         assert result["debug_checks"] == 0, f"{name}: debug checks (trap, vprintf) with debug mode off"
     if name.startswith("warp"):
         assert result["shuffles"] > 0, f"{name}: no shfl.sync in PTX"
+    if name.startswith("warp_reduce_batched_tree"):  # (no shuffles duplicated into divergent branches)
+        assert result["shuffles"] == 6, f"{name}: {result['shuffles']} shfl.sync in PTX, the tree needs 6"
     if "timesliced" in name:  # the warps' turns unrolled, as CUB's
         assert result["loops"] == 0, f"{name}: {result['loops']} loops left in the PTX"
 

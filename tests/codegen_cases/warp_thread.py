@@ -106,6 +106,18 @@ def warp_reduce_batched_kernel(dtype, op, summed):
     return kernel
 
 
+@case("warp_reduce_batched_tree-float32", (types.float32[::1], types.float32[::1]))
+@cuda.jit
+def warp_reduce_batched_tree(x, out):
+    """4 batches over 32 lanes: the tree's 3 shuffles, then 3 (test_codegen counts 6: a
+    copy of them per lane parity would be 18)."""
+    i = cuda.grid(1)
+    items = cuda.local.array(4, np.float32)
+    for j in range(4):
+        items[j] = x[i * 4 + j]
+    out[i] = coop.warp.reduce_batched(items, operator.add, batches=4)
+
+
 for _name, (_np_dtype, _nb_type) in SCALARS.items():
     _arrays = (_nb_type[::1], types.int32[::1], _nb_type[:, ::1])
     case(f"warp_reduce-{_name}", _arrays)(warp_reduce_kernel(_np_dtype, _op_for(_name)))
