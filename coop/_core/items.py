@@ -22,7 +22,7 @@ from numba.cuda import types
 from coop._core.backend import SIMULATOR, device_function
 from coop._core.misuse import size_check
 
-__all__ = ["items_or_tuple", "TileItems", "accessors", "local_arrays", "generated"]
+__all__ = ["items_or_tuple", "array_tuple", "TileItems", "accessors", "local_arrays", "generated"]
 
 
 def items_or_tuple(sig, arrays, param):
@@ -32,6 +32,30 @@ def items_or_tuple(sig, arrays, param):
             raise sig.error(param, "must be an items array or a tuple of items arrays, got an empty tuple")
         return [types.unliteral(sig.items(member, param)) for member in arrays.types], True
     return [types.unliteral(sig.items(arrays, param))], False
+
+
+def array_tuple(is_tuple, given=True):
+    """A device function giving an items argument as a tuple of items arrays: a tuple
+    (``is_tuple``) as it is, one array as a tuple of one, an omitted argument (not
+    ``given``) as ``()``."""
+    if not given:
+        return _no_arrays
+    return _as_given if is_tuple else _one_array
+
+
+@device_function
+def _as_given(arrays):
+    return arrays
+
+
+@device_function
+def _one_array(array):
+    return (array,)
+
+
+@device_function
+def _no_arrays(unused):
+    return ()
 
 
 class TileItems:

@@ -29,7 +29,7 @@ from numba.cuda import types
 from coop._core import radix
 from coop._core.backend import cuda
 from coop._core.exchange import check_static_shared, required_items_per_thread, required_threads
-from coop._core.items import items_or_tuple, local_arrays
+from coop._core.items import array_tuple, items_or_tuple, local_arrays
 from coop._core.misuse import size_check
 from coop._core.scratch import Union, storage
 from coop._core.specialize import PRIMITIVE_DEFAULT, Signature, device_function, is_none, primitive
@@ -194,8 +194,8 @@ def radix_sort(keys, values=None, threads=None, items_per_thread=None, begin_bit
     scratch, _ = storage(sig, temp_storage, layout, owner=(sig.primitive, "union"))
 
     sort_words = tile_sorter(sig, key_types, value_types, block, n, bits, is_descending, striped, layout)
-    as_key_arrays = _identity if keys_tuple else _one_tuple
-    as_value_arrays = _identity if values_tuple else (_one_tuple if value_types else _empty_tuple)
+    as_key_arrays = array_tuple(keys_tuple)
+    as_value_arrays = array_tuple(values_tuple, bool(value_types))
     end_of = _key_width(width) if is_none(end_bit) else _given_bit
     check_keys = _each([_length_check(sig.primitive, "keys", n)] * len(key_types))
     check_values = _each([_length_check(sig.primitive, "values", n)] * len(value_types))
@@ -383,21 +383,6 @@ def _length_check(primitive_name, param, n):
 @device_function
 def _nothing(elements, a, b):
     pass
-
-
-@device_function
-def _identity(arrays):
-    return arrays
-
-
-@device_function
-def _one_tuple(array):
-    return (array,)
-
-
-@device_function
-def _empty_tuple(unused):
-    return ()
 
 
 def _bit_argument(sig, bit, param, width):

@@ -313,3 +313,80 @@ def radix_rank_digit_counts_wrong_length(x, out):
     coop.block.radix_rank(keys, ranks, 0, 4, threads=32, items_per_thread=2, algorithm="match_early_counts",
                           digit_counts=counts)
     out[0] = ranks[0] + counts[0]
+
+
+# -- top-k (coop.block.top_k) -----------------------------------------------------------
+
+
+def top_k_kernel(dtype, threads, n, largest, is_sorted, partial):
+    T, N = threads, n
+
+    @cuda.jit
+    def kernel(x, out):
+        i = cuda.grid(1)
+        keys = cuda.local.array(N, dtype)
+        values = cuda.local.array(N, np.int32)
+        for j in range(N):
+            keys[j] = x[i * N + j]
+            values[j] = i * N + j
+        if partial:
+            coop.block.top_k(keys, x.size % 97, values, threads=T, items_per_thread=N, largest=largest,
+                             sorted=is_sorted, valid_items=x.size % 301)
+        else:
+            coop.block.top_k(keys, x.size % 97, values, threads=T, items_per_thread=N, largest=largest,
+                             sorted=is_sorted)
+        for j in range(N):
+            out[i * N + j] = keys[j] + values[j]
+
+    return kernel
+
+
+for _name, _threads, _n, _largest, _sorted, _partial in (
+    ("uint32", 256, 8, True, False, False),
+    ("float32", 128, 4, False, False, True),
+    ("float64", 64, 3, True, False, True),
+    ("int8", 96, 5, True, False, False),
+    ("float16", (16, 4), 4, True, True, True),
+    ("int64", 128, 2, False, True, False),
+):
+    _np_dtype, _nb_type = SCALARS[_name]
+    case(f"block_top_k-{_name}-{_threads}x{_n}{'-sorted' if _sorted else ''}", (_nb_type[::1], _nb_type[::1]))(
+        top_k_kernel(_np_dtype, _threads, _n, _largest, _sorted, _partial)
+    )
+
+
+@misuse(
+    "top-k-complex-keys",
+    (types.complex64[::1], types.complex64[::1]),
+    "coop.block.top_k: keys must hold radix keys (bool, int8-int64, uint8-uint64, float16, float32 and "
+    "float64), got complex64",
+    threads=32,
+)
+def top_k_complex_keys(x, out):
+    keys = cuda.local.array(2, np.complex64)
+    coop.block.top_k(keys, 3, threads=32, items_per_thread=2)
+    out[0] = keys[0]
+
+
+@misuse(
+    "top-k-sorted-run-time",
+    (types.int32[::1], types.int32[::1]),
+    "coop.block.top_k: sorted must be a compile-time constant",
+    threads=32,
+)
+def top_k_sorted_run_time(x, out):
+    keys = cuda.local.array(2, np.int32)
+    coop.block.top_k(keys, 3, threads=32, items_per_thread=2, sorted=x[0] > 0)
+    out[0] = keys[0]
+
+
+@misuse(
+    "top-k-k-not-an-integer",
+    (types.float32[::1], types.float32[::1]),
+    "coop.block.top_k: k must be an integer",
+    threads=32,
+)
+def top_k_k_not_an_integer(x, out):
+    keys = cuda.local.array(2, np.float32)
+    coop.block.top_k(keys, x[0], threads=32, items_per_thread=2)
+    out[0] = keys[0]
