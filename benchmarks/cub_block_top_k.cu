@@ -7,7 +7,7 @@
 //   cub_block_top_k LOG2N
 //
 // Prints one JSON line per (implementation, configuration, k): seconds per launch and a
-// checksum (the sum of the selected keys, whatever their order).
+// checksum (the sum of the selected keys modulo 2^64, whatever their order).
 #include <cub/block/block_radix_sort.cuh>
 #include <cub/block/block_topk.cuh>
 
@@ -58,10 +58,10 @@ static void run(int log2n, int k, const uint32_t* d_x, uint32_t* d_keys, uint32_
   CHECK(cudaGetLastError());
   std::vector<uint32_t> keys((size_t)tiles * k);
   CHECK(cudaMemcpy(keys.data(), d_keys, keys.size() * sizeof(uint32_t), cudaMemcpyDeviceToHost));
-  double checksum = 0;
-  for (uint32_t v : keys) checksum += (double)v;
+  unsigned long long checksum = 0;  // (exact: the sum modulo 2^64)
+  for (uint32_t v : keys) checksum += v;
   std::printf("{\"impl\": \"%s\", \"threads\": %d, \"items\": %d, \"k\": %d, \"log2n\": %d, \"seconds\": %.9g, "
-              "\"checksum\": %.17g}\n", TopK ? "cub top_k" : "cub sort", Threads, Items, k, log2n, seconds, checksum);
+              "\"checksum\": %llu}\n", TopK ? "cub top_k" : "cub sort", Threads, Items, k, log2n, seconds, checksum);
 }
 
 template <int Threads, int Items>

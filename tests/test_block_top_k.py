@@ -12,7 +12,17 @@ import pytest
 from numba import cuda
 
 import coop
-from helpers import FULL_MATRIX, INTEGER_DTYPES, assert_equal_exact, jit_any_block, launch_shape, shape_id, size_of
+from helpers import (
+    FULL_MATRIX,
+    INTEGER_DTYPES,
+    STATIC_SHARED_BYTES,
+    assert_equal_exact,
+    jit_any_block,
+    launch_shape,
+    launch_with_dynamic_shared,
+    shape_id,
+    size_of,
+)
 from test_radix_keys import special_keys
 from test_radix_sort import digit_keys
 
@@ -25,12 +35,18 @@ else:
     ITEMS = [1, 3]
 
 
-def top_k_kernel(shape, n, key_dtype, largest, is_sorted, partial, with_temp_storage=False, tuple_values=False):
+def temp_bytes(key_dtype, shape, n, is_sorted, tuple_values=False):
+    return coop.block.top_k.temp_storage_bytes(key_dtype, shape, n, (np.int32, np.float64) if tuple_values else
+                                               np.int32, sorted=is_sorted)
+
+
+def top_k_kernel(shape, n, key_dtype, largest, is_sorted, partial, with_temp_storage=False, tuple_values=False,
+                 dynamic=False):
+    """``dynamic``: the scratch a dynamic shared temp_storage (past 48 KiB)."""
     T, N, KT = shape, n, key_dtype
     THREADS = size_of(shape)
     TILE = THREADS * n
-    TEMP = coop.block.top_k.temp_storage_bytes(key_dtype, shape, n, (np.int32, np.float64) if tuple_values else
-                                               np.int32, sorted=is_sorted) if with_temp_storage else 0
+    TEMP = temp_bytes(key_dtype, shape, n, is_sorted, tuple_values) if with_temp_storage and not dynamic else 0
 
     @jit_any_block
     def kernel(x, k, valid, out, positions, doubled):
@@ -43,7 +59,10 @@ def top_k_kernel(shape, n, key_dtype, largest, is_sorted, partial, with_temp_sto
             keys[i] = x[base + rank * N + i]
             values[i] = rank * N + i
             twice[i] = 2.0 * (rank * N + i)
-        if with_temp_storage:
+        if dynamic:
+            coop.block.top_k(keys, k[0], values, threads=T, items_per_thread=N, largest=largest, sorted=is_sorted,
+                             temp_storage=cuda.shared.array(0, np.uint8))
+        elif with_temp_storage:
             temp = cuda.shared.array(TEMP, np.uint8, alignment=8)
             if tuple_values:
                 coop.block.top_k(keys, k[0], (values, twice), threads=T, items_per_thread=N, largest=largest,
@@ -90,12 +109,18 @@ def check_top_k(key_dtype, shape, n, ks, largest=True, is_sorted=False, valids=(
     else:
         x = keys_of(rng, 2 * tile)
     partial = any(v is not None for v in valids)
-    kernel = top_k_kernel(shape, n, key_dtype, largest, is_sorted, partial, with_temp_storage, tuple_values)
+    nbytes = temp_bytes(key_dtype, shape, n, is_sorted)
+    dynamic = nbytes > STATIC_SHARED_BYTES  # (more than a kernel's static shared memory: a dynamic temp_storage)
+    assert not (dynamic and (partial or with_temp_storage)), "a test of a big tile takes the whole tile"
+    kernel = top_k_kernel(shape, n, key_dtype, largest, is_sorted, partial, with_temp_storage, tuple_values, dynamic)
     for valid in valids:
         for k in ks:
             out, positions, doubled = np.zeros_like(x), np.zeros(x.size, np.int32), np.zeros(x.size)
-            kernel[2, launch_shape(shape)](x, np.array([k], np.int64), np.array([tile if valid is None else valid]),
-                                           out, positions, doubled)
+            args = (x, np.array([k], np.int64), np.array([tile if valid is None else valid]), out, positions, doubled)
+            if dynamic:
+                launch_with_dynamic_shared(kernel, 2, launch_shape(shape), nbytes, *args)
+            else:
+                kernel[2, launch_shape(shape)](*args)
             for b in range(2):
                 tile_keys = x[b * tile:(b + 1) * tile]
                 arranged = expected_arrangement(tile_keys, k, tile if valid is None else min(valid, tile), largest,
