@@ -15,20 +15,32 @@ partials and trades the other half with the lane ``stride`` away, so that after
 ``log2(width)`` levels each lane holds one batch's result: for ``width`` batches,
 ``width - 1`` shuffles instead of ``width * log2(width)``. Where a subtree holds only
 batches past the last, its shuffles are left out. Values are combined in lane order, so
-``op`` need not be commutative (CUB's needs to be). Integer sums of full warps over at
+``op`` need not be commutative (CUB's needs to be; for operators that are, the lanes'
+operands are not put in order, one select fewer a step). Integer sums of full warps over at
 most 8 batches use ``redux.sync`` once per batch instead, as CUB.
 """
 
+import operator
+
+from numba.cuda import types
+
+from coop import ops
 from coop._core.backend import cuda
 from coop._core.items import generated
 from coop._core.shuffle import XOR, has_warp_sum, logical_warp, shuffler, warp_sum
-from coop._core.specialize import Signature, device_function, is_none, primitive
+from coop._core.specialize import Signature, device_function, is_function, is_none, primitive
 from coop._core.values import converter, is_numeric_scalar, select
 from coop.ops import add
 
 __all__ = ["reduce_batched", "sum_batched"]
 
 ARRANGEMENTS = ("striped", "blocked")
+# operators whose operands may be swapped, value for value (the tree then needs no lane
+# order); min and max only for integers: for floats, -0.0 against +0.0 and NaNs give the
+# first operand
+COMMUTATIVE = (operator.add, operator.mul, operator.and_, operator.or_, operator.xor, ops.add, ops.mul, ops.bit_and,
+               ops.bit_or, ops.bit_xor, ops.logical_and, ops.logical_or)
+INTEGER_COMMUTATIVE = (ops.min, ops.max, min, max)
 
 
 def _batch(slot, position, per_lane, width, blocked):
@@ -36,10 +48,11 @@ def _batch(slot, position, per_lane, width, blocked):
     return slot + position * per_lane if blocked else slot * width + position
 
 
-def _reducer(dtype, batches, width, blocked, redux):
+def _reducer(dtype, batches, width, blocked, redux, commutative):
     """``reduce(items, results, op)``: the lane's ``per_lane`` results into ``results``,
     the tree written out as straight-line code (CUB's is a template recursion): one
-    ``combine`` per pair of subtrees holding a batch."""
+    ``combine`` per pair of subtrees holding a batch (``commutative``: ``op``'s operands
+    in either order, one select fewer)."""
     per_lane = -(-batches // width)
     if redux:
 
@@ -55,16 +68,26 @@ def _reducer(dtype, batches, width, blocked, redux):
     convert = converter(dtype)
     xor = shuffler(XOR, width)
 
-    @device_function
-    def combine(low, high, lane, stride, mask, op):
-        # the lower lane keeps the lower subtree's partial, the higher lane the other's;
-        # each gets its partner's partial of what it keeps, and combines in lane order
-        # (selects, not branches: see select; the condition is computed here, since a bool
-        # argument is unpacked with a branch, which NVVM threads as a Python conditional)
-        low_lane = (lane & stride) == 0
-        got = xor(mask, select(low_lane, high, low), stride)
-        kept = select(low_lane, low, high)
-        return convert(op(select(low_lane, kept, got), select(low_lane, got, kept)))
+    # The lower lane keeps the lower subtree's partial, the higher lane the other's; each
+    # gets its partner's partial of what it keeps. The lane choices are selects, not
+    # branches (see select); the condition is computed here, since a bool argument is
+    # unpacked with a branch, which NVVM threads as a Python conditional.
+    if commutative:
+
+        @device_function
+        def combine(low, high, lane, stride, mask, op):
+            low_lane = (lane & stride) == 0
+            got = xor(mask, select(low_lane, high, low), stride)
+            return convert(op(got, select(low_lane, low, high)))  # (CUB's order: the operands' is immaterial)
+
+    else:
+
+        @device_function
+        def combine(low, high, lane, stride, mask, op):
+            # combined in lane order: op(the lower lanes' partial, the higher lanes')
+            low_lane = (lane & stride) == 0
+            got = xor(mask, select(low_lane, high, low), stride)
+            return convert(op(select(low_lane, low, got), select(low_lane, got, high)))
 
     lines = ["def reduce(items, results, op):", "    lane, mask = logical_warp(width)"]
     strides = []
@@ -115,7 +138,10 @@ def _specialise(name, items, op, output, batches, width, arrangement):
                                   f"items array of ceil(batches / width) = {per_lane} items gets the lane's results")
     if not returned:
         sig.output_items(output, "output", dtype)
-    reduce = _reducer(dtype, count, lanes, blocked, summed and lanes == 32 and count <= 8 and has_warp_sum(dtype))
+    commutative = summed or is_function(op, *COMMUTATIVE) or (
+        is_function(op, *INTEGER_COMMUTATIVE) and isinstance(types.unliteral(dtype), (types.Integer, types.Boolean)))
+    reduce = _reducer(dtype, count, lanes, blocked, summed and lanes == 32 and count <= 8 and has_warp_sum(dtype),
+                      commutative)
 
     if returned and summed:
 
