@@ -629,6 +629,7 @@ REFUSED_EXAMPLES = {
     "coop.block.subtract_right": OPERATOR_ARGUMENT,
     "coop.block.transform": OPERATOR_ARGUMENT,
     "coop.block.store": "algorithm 'vectorize'",
+    "coop.block.top_k": "an atomic add to shared scratch",
 }
 
 EXAMPLES = """
