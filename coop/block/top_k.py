@@ -30,7 +30,7 @@ from coop._core.exchange import check_static_shared, required_items_per_thread, 
 from coop._core.items import array_tuple, items_or_tuple
 from coop._core.misuse import size_check
 from coop._core.scratch import Region, Struct, Union, atomic_add, block_rank, loader, storage, store
-from coop._core.specialize import Signature, device_function, is_none, primitive
+from coop._core.specialize import PRIMITIVE_DEFAULT, Signature, device_function, is_none, primitive
 from coop._core.values import check_dtype, value_type_of
 from coop.block.radix import sort_layout, tile_sorter
 from coop.block.radix_ranking import check_key_type, check_tile
@@ -63,7 +63,7 @@ def _placement_layout(layout):
     return layout.members[1]
 
 
-def _temp_storage_bytes(sig, key_type, threads, items_per_thread, value_dtype=None, sorted=False):
+def _temp_storage_bytes(sig, key_type, threads, items_per_thread, value_dtype=None, sorted=PRIMITIVE_DEFAULT):
     """Bytes a ``temp_storage=`` array needs for a top-k of ``key_dtype`` keys and
     ``value_dtype`` values (a tuple of dtypes for a tuple of value arrays),
     ``items_per_thread`` per thread, in blocks of ``threads``, ``sorted`` or not."""
@@ -75,7 +75,7 @@ def _temp_storage_bytes(sig, key_type, threads, items_per_thread, value_dtype=No
         for dtype in value_dtype if isinstance(value_dtype, tuple) else (value_dtype,):
             value_types.append(value_type_of(dtype))
             check_dtype(value_types[-1], sig, "value_dtype")
-    return top_k_layout([types.unliteral(key_type)], value_types, block, n, bool(sorted)).nbytes
+    return top_k_layout([types.unliteral(key_type)], value_types, block, n, sig.constant_bool(sorted, "sorted")).nbytes
 
 
 @primitive("coop.block.top_k", _temp_storage_bytes, group="block", uniform=("k", "valid_items"))
@@ -117,6 +117,7 @@ def top_k(keys, k, values=None, threads=None, items_per_thread=None, largest=Tru
         A partial tile: only the first ``valid_items`` tile positions hold keys (run
         time; the same in every thread). The others are never selected and end in the
         tile's last positions. Default: the whole tile.
+        {blocked_positions}
     temp_storage : shared array, optional
         {temp_storage}
         {temp_storage_size}
