@@ -27,7 +27,7 @@ from numba.cuda import types
 from coop._core import radix
 from coop._core.backend import cuda
 from coop._core.exchange import check_static_shared, required_items_per_thread, required_threads
-from coop._core.items import array_tuple, items_or_tuple
+from coop._core.items import array_tuple, generated, items_or_tuple
 from coop._core.misuse import size_check
 from coop._core.scratch import Region, Struct, Union, atomic_add, block_rank, loader, storage, store
 from coop._core.specialize import PRIMITIVE_DEFAULT, Signature, device_function, is_none, primitive
@@ -197,9 +197,11 @@ def top_k(keys, k, values=None, threads=None, items_per_thread=None, largest=Tru
     tile = block * n
     valid_of = _valid_items if partial else _whole_tile(tile)
     check_keys = size_check(sig.primitive, "keys", exact=True)
-    check_values = size_check(sig.primitive, "values", exact=True)
+    # every value array (of a tuple too) holds items_per_thread items
+    check_values = generated("def check_values(value_arrays):\n    pass\n" + "".join(
+        f"    check(value_arrays[{j}], {n})\n" for j in range(len(value_types))), "check_values",
+        check=size_check(sig.primitive, "values", exact=True))
     as_value_arrays = array_tuple(values_tuple, bool(value_types))
-    value_count = len(value_types)
 
     if is_sorted:
         sort = tile_sorter(sig, [types.uint8, key_type], value_types, block, n, SORTED_RADIX_BITS, is_largest,
@@ -229,8 +231,7 @@ def top_k(keys, k, values=None, threads=None, items_per_thread=None, largest=Tru
     def impl(keys, k, values, valid_items, temp_storage):
         check_keys(keys, n)
         value_arrays = as_value_arrays(values)
-        if value_count:
-            check_values(value_arrays[0], n)
+        check_values(value_arrays)
         arrange(keys, value_arrays, k, valid_of(valid_items), scratch(temp_storage))
 
     return impl
