@@ -23,8 +23,6 @@ import argparse
 import json
 import os
 import pathlib
-import shutil
-import subprocess
 import sys
 import tempfile
 
@@ -33,6 +31,7 @@ from numba import cuda
 
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+from radix_sort import build_cub, json_lines  # noqa: E402  (benchmarks/ on the path first)
 
 CONFIGS = [(256, 8, k) for k in (8, 32, 256)] + [(128, 16, k) for k in (16, 256)]  # (threads, items, k)
 
@@ -120,18 +119,8 @@ def time_coop(log2n, sim=False):
     return rows
 
 
-def build_cub(include, build):
-    """CUB's side, built before coop's kernels are timed (a header problem fails fast)."""
-    nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
-    binary = build / "cub_block_top_k"
-    subprocess.run([nvcc, "-O3", "-std=c++17", "-arch=sm_90", f"-I{include}", f"-I{HERE}",
-                    str(HERE / "cub_block_top_k.cu"), "-o", str(binary)], check=True)
-    return binary
-
-
 def time_cub(log2n, binary):
-    run = subprocess.run([str(binary), str(log2n)], check=True, capture_output=True, text=True)
-    return [json.loads(line) for line in run.stdout.splitlines() if line.startswith("{")]
+    return json_lines([binary, log2n])
 
 
 def report(rows):
@@ -169,7 +158,7 @@ def main(argv=None):
         return 1 if bad else 0
     out = pathlib.Path(args.out or tempfile.mkdtemp(prefix="block_top_k_"))
     out.mkdir(parents=True, exist_ok=True)
-    binary = build_cub(args.cccl_include, out)
+    binary = build_cub("cub_block_top_k.cu", args.cccl_include, out)
     rows = time_coop(args.log2n) + time_cub(args.log2n, binary)
     (out / "block_top_k.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     print(report(rows))

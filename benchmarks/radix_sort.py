@@ -134,6 +134,25 @@ def compile_cold(path):
     return time.perf_counter() - start
 
 
+def build_cub(source, include, build):
+    """The CUB program ``source`` (in benchmarks/) built with nvcc against the headers in
+    ``include`` into ``build``: its path. (Built before coop's kernels are timed, a header
+    problem fails fast.)"""
+    import shutil
+
+    nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
+    binary = build / pathlib.Path(source).stem
+    subprocess.run([nvcc, "-O3", "-std=c++17", "-arch=sm_90", f"-I{include}", f"-I{HERE}", str(HERE / source),
+                    "-o", str(binary)], check=True)
+    return binary
+
+
+def json_lines(command):
+    """The JSON lines a program (a CUB side) prints."""
+    run = subprocess.run([str(part) for part in command], check=True, capture_output=True, text=True)
+    return [json.loads(line) for line in run.stdout.splitlines() if line.startswith("{")]
+
+
 def median_launch_seconds(launch):
     """Seconds per launch: the median of 20 back-to-back launches (CUDA events between
     them) after 3 warm-ups."""

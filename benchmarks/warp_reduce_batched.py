@@ -29,8 +29,6 @@ import argparse
 import json
 import os
 import pathlib
-import shutil
-import subprocess
 import sys
 import tempfile
 
@@ -39,6 +37,7 @@ from numba import cuda
 
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+from radix_sort import build_cub, json_lines  # noqa: E402  (benchmarks/ on the path first)
 
 WARPS = 8
 CONFIGS = [(t, "sum", b) for t in ("float32", "int32") for b in (4, 8, 16, 32, 64)]
@@ -162,21 +161,8 @@ def time_coop(log2n, out_dir, sim=False):
     return rows
 
 
-def build_cub(include, build):
-    """CUB's side, built before coop's kernels are timed (a header problem fails fast)."""
-    nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
-    binary = build / "cub_warp_reduce_batched"
-    subprocess.run([nvcc, "-O3", "-std=c++17", "-arch=sm_90", f"-I{include}", f"-I{HERE}",
-                    str(HERE / "cub_warp_reduce_batched.cu"), "-o", str(binary)], check=True)
-    return binary
-
-
 def time_cub(log2n, binary):
-    rows = []
-    for reps in REPS:
-        run = subprocess.run([str(binary), str(log2n), str(reps)], check=True, capture_output=True, text=True)
-        rows += [json.loads(line) for line in run.stdout.splitlines() if line.startswith("{")]
-    return rows
+    return [row for reps in REPS for row in json_lines([binary, log2n, reps])]
 
 
 def report(rows):
@@ -213,7 +199,7 @@ def main(argv=None):
         return 1 if bad else 0
     out = pathlib.Path(args.out or tempfile.mkdtemp(prefix="warp_reduce_batched_"))
     out.mkdir(parents=True, exist_ok=True)
-    binary = build_cub(args.cccl_include, out)
+    binary = build_cub("cub_warp_reduce_batched.cu", args.cccl_include, out)
     rows = time_coop(args.log2n, out) + time_cub(args.log2n, binary)
     (out / "warp_reduce_batched.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     print(report(rows))

@@ -47,6 +47,17 @@ def expand(doc, **own):
 # Parameter descriptions are written to sit under a ``name : kind`` line of a numpydoc
 # Parameters section.
 
+# The radix primitives' values and tile (sort, top-k).
+PARAGRAPHS["moved_values"] = """
+The thread's values (any coop value type), moved with their keys; a tuple of
+items arrays moves each.
+"""
+
+PARAGRAPHS["radix_tile_length"] = """
+The length of ``keys`` (and ``values``) (required); ``threads *
+items_per_thread`` at most 65535.
+"""
+
 # Every block and warp primitive (Notes).
 PARAGRAPHS["collective"] = """
 Collective: every thread of the block (for a warp primitive: every lane of the

@@ -22,7 +22,7 @@ from numba.cuda import types
 from coop._core.backend import SIMULATOR, device_function
 from coop._core.misuse import size_check
 
-__all__ = ["items_or_tuple", "array_tuple", "TileItems", "accessors", "local_arrays", "generated"]
+__all__ = ["items_or_tuple", "array_tuple", "array_lengths_check", "TileItems", "accessors", "local_arrays", "generated"]
 
 
 def items_or_tuple(sig, arrays, param):
@@ -56,6 +56,14 @@ def _one_array(array):
 @device_function
 def _no_arrays(unused):
     return ()
+
+
+def array_lengths_check(qualname, param, n, count):
+    """A device function ``check(arrays)``: each of the ``count`` items arrays of the tuple
+    ``arrays`` (``param``'s, as ``array_tuple`` gives them) holds exactly ``n`` items."""
+    lines = "".join(f"    check(arrays[{j}], {n})\n" for j in range(count))
+    return generated(f"def check_lengths(arrays):\n    pass\n{lines}", "check_lengths",
+                     check=size_check(qualname, param, exact=True))
 
 
 class TileItems:

@@ -29,8 +29,7 @@ from numba.cuda import types
 from coop._core import radix
 from coop._core.backend import cuda
 from coop._core.exchange import check_static_shared, required_items_per_thread, required_threads
-from coop._core.items import array_tuple, items_or_tuple, local_arrays
-from coop._core.misuse import size_check
+from coop._core.items import array_lengths_check, array_tuple, items_or_tuple, local_arrays
 from coop._core.scratch import Union, storage
 from coop._core.specialize import PRIMITIVE_DEFAULT, Signature, device_function, is_none, primitive
 from coop._core.values import check_dtype, value_type_of
@@ -90,13 +89,11 @@ def radix_sort(keys, values=None, threads=None, items_per_thread=None, begin_bit
         are the members' ordered bits concatenated, ``a``'s highest, and ``begin_bit``
         / ``end_bit`` count in them.
     values : items array, or tuple of items arrays, optional
-        The thread's values (any coop value type), moved with their keys; a tuple of
-        items arrays moves each.
+        {moved_values}
     threads : int or tuple, compile-time constant
         {threads} Required.
     items_per_thread : int, compile-time constant
-        The length of ``keys`` (and ``values``) (required); ``threads *
-        items_per_thread`` at most 65535.
+        {radix_tile_length}
     begin_bit : int, default 0
         The least significant bit sorted on (run time allowed; the same in every thread).
     end_bit : int, optional
@@ -197,14 +194,14 @@ def radix_sort(keys, values=None, threads=None, items_per_thread=None, begin_bit
     as_key_arrays = array_tuple(keys_tuple)
     as_value_arrays = array_tuple(values_tuple, bool(value_types))
     end_of = _key_width(width) if is_none(end_bit) else _given_bit
-    check_keys = _each([_length_check(sig.primitive, "keys", n)] * len(key_types))
-    check_values = _each([_length_check(sig.primitive, "values", n)] * len(value_types))
+    check_keys = array_lengths_check(sig.primitive, "keys", n, len(key_types))
+    check_values = array_lengths_check(sig.primitive, "values", n, len(value_types))
 
     def impl(keys, values, begin_bit, end_bit, temp_storage):
         key_arrays = as_key_arrays(keys)
         value_arrays = as_value_arrays(values)
-        check_keys(key_arrays, None, None)
-        check_values(value_arrays, None, None)
+        check_keys(key_arrays)
+        check_values(value_arrays)
         sort_words(key_arrays, value_arrays, begin_bit, end_of(end_bit), scratch(temp_storage))
 
     return impl
@@ -369,15 +366,6 @@ def _scatter_in_place(exchange):
         exchange(items, items, ranks, None, buffer)
 
     return device_function(scatter)
-
-
-def _length_check(primitive_name, param, n):
-    check = size_check(primitive_name, param, exact=True)
-
-    def check_length(items, a, b):
-        check(items, n)
-
-    return device_function(check_length)
 
 
 @device_function

@@ -27,7 +27,7 @@ from numba.cuda import types
 from coop._core import radix
 from coop._core.backend import cuda
 from coop._core.exchange import check_static_shared, required_items_per_thread, required_threads
-from coop._core.items import array_tuple, generated, items_or_tuple
+from coop._core.items import array_lengths_check, array_tuple, items_or_tuple
 from coop._core.misuse import size_check
 from coop._core.scratch import Region, Struct, Union, atomic_add, block_rank, loader, storage, store
 from coop._core.specialize import PRIMITIVE_DEFAULT, Signature, device_function, is_none, primitive
@@ -97,13 +97,11 @@ def top_k(keys, k, values=None, threads=None, items_per_thread=None, largest=Tru
         tile's (valid) items are selected: ``k`` past them selects them all, ``k`` of
         0 or less none.
     values : items array, or tuple of items arrays, optional
-        The thread's values (any coop value type), moved with their keys; a tuple of
-        items arrays moves each.
+        {moved_values}
     threads : int or tuple, compile-time constant
         {threads} Required.
     items_per_thread : int, compile-time constant
-        The length of ``keys`` (and ``values``) (required); ``threads *
-        items_per_thread`` at most 65535.
+        {radix_tile_length}
     largest : bool, compile-time constant, default True
         Select the largest keys (False: the smallest).
     sorted : bool, compile-time constant, default False
@@ -195,12 +193,8 @@ def top_k(keys, k, values=None, threads=None, items_per_thread=None, largest=Tru
                         f"makes a tile of {block} x {n} keys{' and values' if value_types else ''}")
     scratch, _ = storage(sig, temp_storage, layout, owner=(sig.primitive, "sorted" if is_sorted else "select"))
     tile = block * n
-    valid_of = _valid_items if partial else _whole_tile(tile)
     check_keys = size_check(sig.primitive, "keys", exact=True)
-    # every value array (of a tuple too) holds items_per_thread items
-    check_values = generated("def check_values(value_arrays):\n    pass\n" + "".join(
-        f"    check(value_arrays[{j}], {n})\n" for j in range(len(value_types))), "check_values",
-        check=size_check(sig.primitive, "values", exact=True))
+    check_values = array_lengths_check(sig.primitive, "values", n, len(value_types))
     as_value_arrays = array_tuple(values_tuple, bool(value_types))
 
     if is_sorted:
@@ -232,7 +226,11 @@ def top_k(keys, k, values=None, threads=None, items_per_thread=None, largest=Tru
         check_keys(keys, n)
         value_arrays = as_value_arrays(values)
         check_values(value_arrays)
-        arrange(keys, value_arrays, k, valid_of(valid_items), scratch(temp_storage))
+        if partial:
+            valid = valid_items
+        else:
+            valid = tile
+        arrange(keys, value_arrays, k, valid, scratch(temp_storage))
 
     return impl
 
@@ -343,15 +341,3 @@ def _selector(key_type, threads, n, largest, layout):
                 candidates += U32(1)
 
     return device_function(select)
-
-
-@device_function
-def _valid_items(valid_items):
-    return valid_items
-
-
-def _whole_tile(tile):
-    def whole_tile(valid_items):
-        return tile
-
-    return device_function(whole_tile)
