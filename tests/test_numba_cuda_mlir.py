@@ -167,6 +167,11 @@ CASES = {
         "exclusive(x.reshape(2, 128).cumsum(axis=1, dtype=x.dtype)).reshape(-1)"),
     "block.radix_sort": (LOAD + "coop.block.radix_sort(items, threads=64, items_per_thread=4)\n" + STORE,
                          "np.sort(x, kind='stable')"),
+    "block.radix_sort of (segment, key) tuples, descending": (  # (segments of 37 items, numbered as uint8)
+        LOAD + "segments = cuda.local.array(4, np.uint8)\nfor j in range(4):\n"
+        "    segments[j] = np.uint8((4 * i + j) // 37)\n"
+        "coop.block.radix_sort((segments, items), threads=64, items_per_thread=4, descending=True)\n" + STORE,
+        "x[np.lexsort((x, np.arange(256) // 37))][::-1]"),
     "block.radix_rank match, warp-striped": (  # (stable in the keys' warp-striped order)
         "items = cuda.local.array(4, x.dtype)\ncoop.block.load(x, items, threads=64, algorithm='warp_striped')\n"
         "ranks = cuda.local.array(4, np.int32)\ncoop.block.radix_rank(items, ranks, 0, 4, threads=64, "
@@ -211,6 +216,35 @@ CASES = {
         "coop.block.histogram(bins, counts, 128, threads=64, items_per_thread=4, algorithm='sort')\n"
         "cuda.syncthreads()\nout[i] = counts[i]\nout[64 + i] = counts[64 + i]",
         "np.bincount(np.clip(x.astype(np.int64), -1, None) + 1, minlength=129)[1:129]"),
+    "block.histogram atomic": (
+        LOAD + "bins = cuda.local.array(4, np.int32)\nfor j in range(4):\n    bins[j] = np.int32(items[j])\n"
+        "counts = cuda.shared.array(128, np.int32)\ncoop.block.histogram(bins, counts, 128, threads=64)\n"
+        "cuda.syncthreads()\nout[i] = counts[i]\nout[64 + i] = counts[64 + i]",
+        "np.bincount(np.clip(x.astype(np.int64), -1, None) + 1, minlength=129)[1:129]"),
+    "block.histogram sort, accumulated": (  # (the tile counted twice: atomic, then sort accumulating)
+        LOAD + "bins = cuda.local.array(4, np.int32)\nfor j in range(4):\n    bins[j] = np.int32(items[j])\n"
+        "counts = cuda.shared.array(128, np.int32)\ncoop.block.histogram(bins, counts, 128, threads=64)\n"
+        "cuda.syncthreads()\ncoop.block.histogram(bins, counts, 128, threads=64, items_per_thread=4, "
+        "algorithm='sort', accumulate=True)\ncuda.syncthreads()\nout[i] = counts[i]\nout[64 + i] = counts[64 + i]",
+        "2 * np.bincount(np.clip(x.astype(np.int64), -1, None) + 1, minlength=129)[1:129]"),
+    "block.radix_rank match_early_counts, warp-striped": (  # (stable in the keys' warp-striped order)
+        "items = cuda.local.array(4, x.dtype)\ncoop.block.load(x, items, threads=64, algorithm='warp_striped')\n"
+        "ranks = cuda.local.array(4, np.int32)\ncoop.block.radix_rank(items, ranks, 0, 4, threads=64, "
+        "items_per_thread=4, algorithm='match_early_counts')\nfor j in range(4):\n"
+        "    out[i // 32 * 128 + 32 * j + cuda.laneid] = ranks[j]", "ranks_by(radix_digits(0, 4))"),
+    "block.top_k": (  # (the 24 largest, in tile order: ties taken earliest first)
+        LOAD + "coop.block.top_k(items, 24, threads=64, items_per_thread=4)\n" + STORE,
+        "x[np.sort(largest_first()[:24])]"),
+    "block.top_k sorted": (
+        LOAD + "coop.block.top_k(items, 24, threads=64, items_per_thread=4, sorted=True)\n" + STORE,
+        "x[largest_first()[:24]]"),
+    "block.top_k smallest, 200 valid": (
+        LOAD + "coop.block.top_k(items, 9, threads=64, items_per_thread=4, largest=False, valid_items=200)\n"
+        + STORE, "x[np.sort(np.argsort(x[:200], kind='stable')[:9])]"),
+    "warp.top_k smallest, width 16": (  # (4 logical warps' tiles of 64 items)
+        "items = cuda.local.array(4, x.dtype)\nfor j in range(4):\n    items[j] = x[4 * i + j]\n"
+        "coop.warp.top_k(items, 7, threads=64, items_per_thread=4, width=16, largest=False)\nfor j in range(4):\n"
+        "    out[4 * i + j] = items[j]", "np.concatenate([warp_top_k(tile, 7) for tile in x.reshape(4, 64)])"),
     "block.run_length_encode, counts": (
         LOAD + "counts = cuda.local.array(4, np.int32)\n"
         "coop.block.run_length_encode(items, items, counts, threads=64, items_per_thread=4)\n"
@@ -259,16 +293,21 @@ else:
 #: in the README): numba-cuda-mlir 0.6 keeps a variable in memory where a branching
 #: operator (coop.ops.min, max) is called in both arms of a branch (the butterfly of
 #: all_reduce and of the warp_scans block scan), the merge sorts' items arrays, and the
-#: histogram's ranking of its 8-bit keys (two arrays of 4 words stored to, never read).
+#: ranking of the histogram's 8-bit keys and of the sorted top-k's (flag, key) words (two
+#: arrays of 4 words stored to, never read).
 LOCAL_MEMORY = {"warp.all_reduce min", "block.inclusive_scan max, warp_scans", "block.merge_sort", "warp.merge_sort",
-                "block.histogram sort"}
+                "block.histogram sort", "block.histogram sort, accumulated", "block.top_k sorted"}
 #: ... and where numba-cuda-mlir uses an NVVM older than CUDA 13.5's (PTX ISA 9.5, the cu13
 #: wheels' of CI): CUDA 13.0's (ISA 9.0, the GPU machine's) leaves some of the radix
-#: rankings' state in local memory (8 bytes in the sort, 26 in the "match" ranking), and
-#: 18 bytes in the run-length coding, where numba-cuda's code with the same NVVM has none.
+#: rankings' state in local memory (8 bytes in the sort, 26 in the "match" ranking; the
+#: tuple-key sort, the "match_early_counts" ranking and the block top-k too), 18 bytes in
+#: the run-length coding, and the warp top-k's classes, where numba-cuda's code with the
+#: same NVVM has none.
 LOCAL_MEMORY_BEFORE_ISA_9_5 = {"block.radix_sort", "block.radix_rank match, warp-striped",
                               "block.run_length_encode, counts", "block.run_length_encode, unique",
-                              "block.run_length_decode"}
+                              "block.run_length_decode", "block.radix_sort of (segment, key) tuples, descending",
+                              "block.radix_rank match_early_counts, warp-striped", "block.top_k",
+                              "block.top_k smallest, 200 valid", "warp.top_k smallest, width 16"}
 
 MATRIX = """
 def warps(width):
@@ -308,6 +347,15 @@ def radix_digits(begin_bit, num_bits):
 
 def run_starts():
     return np.flatnonzero(np.concatenate([[True], x[1:] != x[:-1]]))
+
+def largest_first():
+    # the tile's positions by key, largest first, equal keys in tile order
+    return (255 - np.argsort(x[::-1], kind="stable"))[::-1]
+
+def warp_top_k(tile, k):
+    # the k smallest in tile order (the earliest of equal keys), then the others in order
+    chosen = np.sort(np.argsort(tile, kind="stable")[:k])
+    return np.concatenate([tile[chosen], np.delete(tile, chosen)])
 
 def ranks_by(digits):
     return np.argsort(np.argsort(digits, kind="stable"), kind="stable")
@@ -562,17 +610,6 @@ REFUSED = [
     ("coop.block.reduce(x[0], lambda a, b: a + b, threads=64)",
      "coop.block.reduce in a numba-cuda-mlir kernel: a lambda or device function as an argument (use a coop.ops "
      "or operator function) is not supported there yet"),
-    ("coop.block.histogram(cuda.local.array(4, np.int32), cuda.shared.array(8, np.int32), 8, threads=64)",
-     "coop.block.histogram in a numba-cuda-mlir kernel: an atomic update of an array given to coop (numba-cuda-mlir "
-     "0.6 makes it a global-memory atomic, wrong for a shared array) is not supported there yet; algorithm='sort' "
-     "without accumulate=True counts without atomics (README.md"),
-    ("coop.block.histogram(cuda.local.array(4, np.int32), cuda.shared.array(8, np.int32), 8, threads=64, "
-     "items_per_thread=4, algorithm='sort', accumulate=True)",
-     "coop.block.histogram in a numba-cuda-mlir kernel: an atomic update of an array given to coop"),
-    ("coop.block.radix_rank(cuda.local.array(4, np.uint32), cuda.local.array(4, np.int32), 0, 4, threads=64, "
-     "items_per_thread=4, algorithm='match_early_counts')",
-     "coop.block.radix_rank in a numba-cuda-mlir kernel: an atomic add to shared scratch (numba-cuda-mlir 0.6 makes "
-     "it a global-memory atomic) is not supported there yet"),
     ("coop.warp.exclusive_sum(items)", "coop.warp.exclusive_sum: output is required with an items array"),
     ("coop.block.sum(x[0], threads=64)  # debug",
      "coop.block.sum in a numba-cuda-mlir kernel: debug mode (coop.config.debug) is not supported there yet"),
@@ -629,7 +666,6 @@ REFUSED_EXAMPLES = {
     "coop.block.subtract_right": OPERATOR_ARGUMENT,
     "coop.block.transform": OPERATOR_ARGUMENT,
     "coop.block.store": "algorithm 'vectorize'",
-    "coop.block.top_k": "an atomic add to shared scratch",
 }
 
 EXAMPLES = """
@@ -703,8 +739,8 @@ DEFECTS = {
         ptx = compile_ptx(kernel, (types.int32[::1],))
         print("atom.global.add" in ptx and "atom.shared" not in ptx)
         """,
-        "the histogram's 'atomic' algorithm and the match_early_counts ranking may be served "
-        "(numba_cuda_mlir.mlir_function, _atomic_add)"),
+        "coop's atomic adds may be numba-cuda-mlir's own cuda.atomic.add again "
+        "(numba_cuda_mlir_intrinsics._atomic_adder, numba_cuda_mlir.mlir_function's assertion)"),
     "function argument": (
         """
         from numba_cuda_mlir.extending import overload, typing_registry

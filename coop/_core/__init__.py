@@ -42,5 +42,7 @@ here import one another without cycles (not even function-level imports):
 - ``radix``: the ordered bits of radix keys (CUB's TwiddleIn/Out) and digit extraction.
 - ``merge``: merge sorting of a group's tile (odd-even sort in registers, merge path,
   serial merge), what the block and warp merge sorts are built on.
+- ``selection``: what the block and warp top-k share (the keys' classes during a
+  radix select, the settling of ties).
 - ``docs``: shared docstring paragraphs.
 """

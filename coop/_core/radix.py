@@ -54,6 +54,12 @@ def key_bits(key_type):
     return 8 if key_type == types.boolean else key_type.bitwidth
 
 
+def check_key_type(sig, key_type, param):
+    """Refuse (``sig``'s error on ``param``) a type that is not a radix key."""
+    if not is_key_type(key_type):
+        raise sig.error(param, f"must hold radix keys ({KEY_TYPE_NAMES}), got {key_type}")
+
+
 def bits_type(key_type):
     """The unsigned integer type of a key's width."""
     return types.Integer.from_bitwidth(key_bits(key_type), signed=False)
@@ -181,7 +187,7 @@ def _float_fields(key_type, offset=0):
 
 def digit(key_type):
     """``(bits, begin_bit, num_bits) -> uint32``: a digit of ``key_type`` keys' ordered
-    bits (a float's -0.0 read as +0.0)."""
+    bits (a float's -0.0 read as +0.0), of fewer than 32 bits."""
     return _digit(key_bits(key_type), _float_fields(key_type))
 
 

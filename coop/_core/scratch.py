@@ -19,7 +19,9 @@ cannot disagree. Each region starts at a multiple of its value's size, so its va
 are slots of a typed array over the buffer: ``store(buffer, layout.slot("aggregate") +
 i, value)`` and ``load(buffer, ...)`` (``loader(value_type)``) write and read value
 ``i`` of the region; ``atomic_add(buffer, index, value)`` adds to an integer slot
-atomically and returns what it held (shared-memory counters). ``store`` writes a value
+atomically and returns what it held (shared-memory counters), as
+``atomic_add_element(array, index, value)`` does to an element of a shared or global
+array (a histogram's counters). ``store`` writes a value
 as its own type; ``storer(value_type)`` converts it to the region's type first (compiled, a value wider than its slot, such as
 Numba's int64 sum of two int32 values, would otherwise overwrite the next slot).
 
@@ -60,6 +62,12 @@ MAX_BLOCK_THREADS = 1024  # scratch is sized for this when the block size is not
 def slot_bytes(value_type):
     """Bytes one slot of ``value_type`` takes."""
     return size_and_alignment(value_type)[0]
+
+
+def slot_unit(value_type):
+    """Bytes of a slot of ``value_type`` in a buffer's indices (the simulator's slots are
+    bytes: see above): the ``unit`` of ``part_offsets``."""
+    return 1 if SIMULATOR else slot_bytes(value_type)
 
 
 def _whole_words(nbytes):
@@ -309,6 +317,11 @@ if SIMULATOR:
             buffer[index] = type(value)(held + value)
         return held
 
+    def atomic_add_element(array, index, value):
+        """``array[index] += value``, atomically (CUDA's atomicAdd on a shared or global
+        array's element); the value it held."""
+        return cuda.atomic.add(array, index, value)
+
     def loader(value_type):
         # A slot no thread wrote (which some primitives read and discard, e.g. a guarded
         # scatter's unfilled positions) reads as zero; a GPU gives whatever it held.
@@ -322,6 +335,7 @@ if SIMULATOR:
 
 else:
     store, atomic_add, storer, loader = compiled.store, compiled.atomic_add, compiled.storer, compiled.loader
+    atomic_add_element = compiled.atomic_add_element
 
 
 # 16-bit counters read and written two at a time, as one 32-bit word (CUB's

@@ -32,8 +32,8 @@ from coop._core.backend import cuda, device_function
 from coop._core.constants import without_dead_branches
 from coop._core.exchange import DYNAMIC_TEMP_STORAGE, check_static_shared, required_items_per_thread, required_threads
 from coop._core.misuse import size_check
-from coop._core.scratch import (Region, Struct, Union, block_rank, loader, storage, store, storer, striped_steps,
-                                thread_count)
+from coop._core.scratch import (Region, Struct, Union, atomic_add_element, block_rank, loader, storage, store, storer,
+                                striped_steps, thread_count)
 from coop._core.specialize import PRIMITIVE_DEFAULT, Signature, is_none, primitive
 from coop.block.radix import sort_layout, tile_sorter
 from coop.block.radix_ranking import check_tile
@@ -142,7 +142,7 @@ def _atomic_counter(item_type, block, bins, counter, partial, accumulate):
         for i in range(n):
             item = items[i]
             if (not partial or base + i < valid_items) and in_range(item):
-                cuda.atomic.add(histogram, item, one)
+                atomic_add_element(histogram, item, one)
 
     return device_function(without_dead_branches(count))
 
@@ -201,7 +201,7 @@ def _sort_counter(sig, item_type, block, n, bins, counter, partial, accumulate, 
             if exact or b < bins:
                 runs = load_bound(buffer, end_slot + b) - load_bound(buffer, begin_slot + b)
                 if accumulate:
-                    cuda.atomic.add(histogram, b, counter(runs))
+                    atomic_add_element(histogram, b, counter(runs))
                 else:
                     histogram[b] = counter(runs)
 

@@ -29,12 +29,12 @@ from numba.cuda import types
 from coop._core import radix
 from coop._core.backend import cuda
 from coop._core.exchange import check_static_shared, required_items_per_thread, required_threads
-from coop._core.items import array_lengths_check, array_tuple, items_or_tuple, local_arrays
+from coop._core.items import array_lengths_check, array_tuple, generated, items_or_tuple, local_arrays
 from coop._core.scratch import Union, storage
 from coop._core.specialize import PRIMITIVE_DEFAULT, Signature, device_function, is_none, primitive
 from coop._core.values import check_dtype, value_type_of
 from coop.block.exchange import exchange_layout, exchanger
-from coop.block.radix_ranking import check_key_type, check_radix_bits, check_tile, rank_layout, ranker
+from coop.block.radix_ranking import check_radix_bits, check_tile, rank_layout, ranker
 
 __all__ = ["radix_sort"]
 
@@ -59,7 +59,7 @@ def _sort_temp_storage_bytes(sig, key_type, threads, items_per_thread, value_dty
     ``radix_bits`` bits a pass."""
     key_types = list(key_type.types) if isinstance(key_type, types.BaseTuple) else [key_type]
     for member in key_types:
-        check_key_type(sig, member, "dtype")
+        radix.check_key_type(sig, member, "dtype")
     block = required_threads(sig, threads)
     n = required_items_per_thread(sig, items_per_thread)
     bits = sig.constant_int(radix_bits, "radix_bits")
@@ -166,7 +166,7 @@ def radix_sort(keys, values=None, threads=None, items_per_thread=None, begin_bit
     sig = Signature("coop.block.radix_sort")
     key_types, keys_tuple = items_or_tuple(sig, keys, "keys")
     for member in key_types:
-        check_key_type(sig, member, "keys")
+        radix.check_key_type(sig, member, "keys")
     value_types, values_tuple = items_or_tuple(sig, values, "values") if not is_none(values) else ([], False)
     block = required_threads(sig, threads)
     n = required_items_per_thread(sig, items_per_thread)
@@ -231,7 +231,7 @@ def tile_sorter(sig, key_types, value_types, threads, items_per_thread, radix_bi
         _word_passes(index, word, ranker(word.digit, block, n, bits, is_descending, True, False, layout)[0], bits,
                      scatter_all, scatter_all_last if last else scatter_all, last)
         for index, (word, last) in enumerate(zip(words, [False] * (len(words) - 1) + [True]))
-    ])
+    ], "word_arrays, carried, ranks, begin_bit, end_bit, buffer")
     fill_words = _each([_word_filler(word, n) for word in words])
     fill_keys = _each([_key_filler(word, n) for word in words])
 
@@ -318,7 +318,7 @@ def _key_filler(word, n):
     for member, member_type, at in word.members:
         unpack, from_ordered = radix.unpack(word.bits_type, member_type, at), radix.from_ordered(member_type)
         steps.append(_member_filler(member, unpack, from_ordered, n))
-    return _sequence(steps)
+    return _sequence(steps, "ordered, key_arrays, unused")
 
 
 def _member_filler(member, unpack, from_ordered, n):
@@ -347,18 +347,14 @@ def _each(fns):
     return device_function(apply)
 
 
-def _sequence(fns):
-    """A device function calling each of ``fns`` (of one signature) in turn with its
-    arguments."""
+def _sequence(fns, parameters):
+    """A device function of ``parameters`` (their names, as in a ``def``) calling each of
+    ``fns`` in turn with them. (Named, not ``*args``: numba-cuda-mlir cannot inline a
+    call with ``*args``.)"""
     if len(fns) == 1:
         return fns[0]
-    head, tail = fns[0], _sequence(fns[1:])
-
-    def run(*args):
-        head(*args)
-        tail(*args)
-
-    return device_function(run)
+    calls = "".join(f"    step_{k}({parameters})\n" for k in range(len(fns)))
+    return generated(f"def run({parameters}):\n{calls}", "run", **{f"step_{k}": fn for k, fn in enumerate(fns)})
 
 
 def _scatter_in_place(exchange):

@@ -47,7 +47,7 @@ from coop.block.scan import exclusive_sum_in_scratch
 __all__ = ["radix_rank"]
 
 # what other families compose (the building-block tier: tests/test_layering.py)
-BUILDING_BLOCKS = ["check_key_type", "check_radix_bits", "check_tile", "rank_layout", "ranker", "tracked_digits"]
+BUILDING_BLOCKS = ["check_radix_bits", "check_tile", "rank_layout", "ranker", "tracked_digits"]
 
 U32 = np.uint32
 MAX_TILE_ITEMS = 65535  # the digit counters are 16-bit
@@ -506,15 +506,9 @@ RANK_ALGORITHMS = {
 }
 
 
-def check_key_type(sig, key_type, param):
-    """Refuse (``sig``'s error on ``param``) a type that is not a radix key."""
-    if not radix.is_key_type(key_type):
-        raise sig.error(param, f"must hold radix keys ({radix.KEY_TYPE_NAMES}), got {key_type}")
-
-
 def _key_type(sig, keys, param="keys"):
     key_type = sig.items(keys, param)
-    check_key_type(sig, key_type, param)
+    radix.check_key_type(sig, key_type, param)
     return types.unliteral(key_type)
 
 
@@ -534,7 +528,7 @@ def _to_ordered_items(key_type, n):
 def _rank_temp_storage_bytes(sig, key_type, threads, num_bits, algorithm=PRIMITIVE_DEFAULT):
     """Bytes a ``temp_storage=`` array needs for a ranking of ``key_dtype`` keys by
     ``num_bits``-bit digits in blocks of ``threads`` with ``algorithm``."""
-    check_key_type(sig, key_type, "dtype")
+    radix.check_key_type(sig, key_type, "dtype")
     block = required_threads(sig, threads)
     bits = sig.constant_int(num_bits, "num_bits")
     name, chosen = choose(sig, algorithm, RANK_ALGORITHMS)

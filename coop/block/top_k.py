@@ -30,19 +30,18 @@ from coop._core.exchange import check_static_shared, required_items_per_thread, 
 from coop._core.items import array_lengths_check, array_tuple, items_or_tuple
 from coop._core.misuse import size_check
 from coop._core.scratch import Region, Struct, Union, atomic_add, block_rank, loader, storage, store
+from coop._core.selection import (OTHER, SELECTED, TIED, U32, candidates_of, settle_candidates, start_classes,
+                                  value_types_of)
 from coop._core.specialize import PRIMITIVE_DEFAULT, Signature, device_function, is_none, primitive
-from coop._core.values import check_dtype, value_type_of
 from coop.block.radix import sort_layout, tile_sorter
-from coop.block.radix_ranking import check_key_type, check_tile
+from coop.block.radix_ranking import check_tile
 from coop.block.scan import exclusive_sum_in_scratch
 
 __all__ = ["top_k"]
 
-U32 = np.uint32
 DIGIT_BITS = 8
 BINS = 1 << DIGIT_BITS
-CLASS_BITS = 2  # the placement's classes (TIED: a candidate still, only while selecting):
-SELECTED, OTHER, PAST_VALID, TIED = 0, 1, 2, 3
+CLASS_BITS = 2  # the placement sorts the classes (coop._core.selection; TIED only while selecting)
 SORTED_RADIX_BITS = 4  # (radix_sort's default)
 
 
@@ -67,14 +66,10 @@ def _temp_storage_bytes(sig, key_type, threads, items_per_thread, value_dtype=No
     """Bytes a ``temp_storage=`` array needs for a top-k of ``key_dtype`` keys and
     ``value_dtype`` values (a tuple of dtypes for a tuple of value arrays),
     ``items_per_thread`` per thread, in blocks of ``threads``, ``sorted`` or not."""
-    check_key_type(sig, key_type, "dtype")
+    radix.check_key_type(sig, key_type, "dtype")
     block = required_threads(sig, threads)
     n = required_items_per_thread(sig, items_per_thread)
-    value_types = []
-    if value_dtype is not None:
-        for dtype in value_dtype if isinstance(value_dtype, tuple) else (value_dtype,):
-            value_types.append(value_type_of(dtype))
-            check_dtype(value_types[-1], sig, "value_dtype")
+    value_types = value_types_of(sig, value_dtype)
     return top_k_layout([types.unliteral(key_type)], value_types, block, n, sig.constant_bool(sorted, "sorted")).nbytes
 
 
@@ -138,8 +133,7 @@ def top_k(keys, k, values=None, threads=None, items_per_thread=None, largest=Tru
     -----
     {collective}
 
-    The select counts digits with shared-memory atomics (not served in numba-cuda-mlir
-    kernels: see the README).
+    The select counts digits with shared-memory atomics.
 
     Example
     -------
@@ -177,7 +171,7 @@ def top_k(keys, k, values=None, threads=None, items_per_thread=None, largest=Tru
     """
     sig = Signature("coop.block.top_k")
     key_type = types.unliteral(sig.items(keys, "keys"))
-    check_key_type(sig, key_type, "keys")
+    radix.check_key_type(sig, key_type, "keys")
     if sig.run_time_int(k, "k") is None:
         raise sig.error("k", "is required: how many keys to select, an integer (run time allowed)")
     value_types, values_tuple = items_or_tuple(sig, values, "values") if not is_none(values) else ([], False)
@@ -266,19 +260,12 @@ def _selector(key_type, threads, n, largest, layout):
         base = rank * n
         count = min(valid, tile)
         wanted = max(min(k, count), 0)
+        start_classes(classes, n, base, count, wanted)
+        if wanted == 0 or wanted == count:
+            return
         ordered = cuda.local.array(n, bits_type)
         for i in range(n):
             ordered[i] = to_ordered(keys[i])
-            if base + i >= count:
-                classes[i] = PAST_VALID
-            elif wanted == count:
-                classes[i] = SELECTED
-            elif wanted == 0:
-                classes[i] = OTHER
-            else:
-                classes[i] = TIED
-        if wanted == 0 or wanted == count:
-            return
         needed = U32(wanted)
         tied = U32(0)
         for p in range(passes):
@@ -330,14 +317,7 @@ def _selector(key_type, threads, n, largest, layout):
         # (the scan's scratch was last used before the last pass's barrier)
         candidates = U32(0)
         if tied != needed:
-            for i in range(n):
-                if classes[i] == TIED:
-                    candidates += U32(1)
-            before, _ = exclusive_sum(candidates, buffer)
-            candidates = before
-        for i in range(n):
-            if classes[i] == TIED:
-                classes[i] = SELECTED if tied == needed or candidates < needed else OTHER
-                candidates += U32(1)
+            candidates, _ = exclusive_sum(candidates_of(classes, n), buffer)
+        settle_candidates(classes, n, candidates, tied == needed, needed)
 
     return device_function(select)

@@ -49,7 +49,7 @@ from coop._core.exchange import (
     slot_of,
     warp_barrier,
 )
-from coop._core.scratch import Region, block_rank, loader, part_bytes, part_offsets, slot_bytes, storage
+from coop._core.scratch import Region, block_rank, loader, part_bytes, part_offsets, slot_bytes, slot_unit, storage
 from coop._core.shuffle import logical_warp
 from coop._core.specialize import PRIMITIVE_DEFAULT, Signature, device_function, primitive
 from coop._core.namespace import public_namespace
@@ -98,9 +98,8 @@ def warp_exchanger(sig, form, dtype, width, threads, items_per_thread, temp_stor
     check_static_shared(sig, temp_storage, layout, "items_per_thread",
                         f"makes {threads} x {items_per_thread} {dtype} items")
     scratch, _ = storage(sig, temp_storage, layout, owner=(sig.primitive, width))
-    unit = slot_bytes(dtype)
-    region_of = part_offsets(sig, temp_storage, threads // width, _part_slots(dtype, width, items_per_thread) * unit,
-                             unit)
+    region_of = part_offsets(sig, temp_storage, threads // width,
+                             _part_slots(dtype, width, items_per_thread) * slot_bytes(dtype), slot_unit(dtype))
     load = loader(dtype)
     slot = slot_of(items_per_thread)
     n = items_per_thread

@@ -20,11 +20,11 @@ store through one array without a block barrier.
 
 from numba.cuda import types
 
-from coop._core.backend import SIMULATOR, cuda
+from coop._core.backend import cuda
 from coop._core.exchange import DYNAMIC_TEMP_STORAGE, check_static_shared, required_items_per_thread
 from coop._core.merge import group_sorter, host_value_type, sort_arguments, tile_layout
 from coop._core.misuse import size_check
-from coop._core.scratch import MAX_BLOCK_THREADS, Region, block_rank, part_bytes, part_offsets, slot_bytes, storage
+from coop._core.scratch import MAX_BLOCK_THREADS, Region, block_rank, part_bytes, part_offsets, slot_unit, storage
 from coop._core.shuffle import logical_warp
 from coop._core.specialize import PRIMITIVE_DEFAULT, Signature, device_function, is_none, primitive
 from coop.warp.exchange import check_logical_warps
@@ -40,12 +40,6 @@ def warp_merge_sort_layout(key_type, value_type, threads, width, items_per_threa
     one = tile_layout(key_type, value_type, width * items_per_thread)
     slice_bytes = part_bytes(one.nbytes)
     return Region("slices", types.uint8, threads // width * slice_bytes), slice_bytes
-
-
-def slot_unit(value_type):
-    """Bytes of a slot of ``value_type`` in a buffer's indices (the simulator's slots are
-    bytes: ``coop._core.scratch``)."""
-    return 1 if SIMULATOR else slot_bytes(value_type)
 
 
 def _constants(sig, threads, items_per_thread, width):

@@ -390,3 +390,65 @@ def top_k_k_not_an_integer(x, out):
     keys = cuda.local.array(2, np.float32)
     coop.block.top_k(keys, x[0], threads=32, items_per_thread=2)
     out[0] = keys[0]
+
+
+# -- warp top-k (coop.warp.top_k) -------------------------------------------------------
+
+
+def warp_top_k_kernel(dtype, threads, width, n, largest, partial):
+    T, W, N = threads, width, n
+
+    @cuda.jit
+    def kernel(x, out):
+        i = cuda.grid(1)
+        keys = cuda.local.array(N, dtype)
+        values = cuda.local.array(N, np.int32)
+        for j in range(N):
+            keys[j] = x[i * N + j]
+            values[j] = i * N + j
+        if partial:
+            coop.warp.top_k(keys, x.size % 97, values, threads=T, items_per_thread=N, width=W, largest=largest,
+                            valid_items=x.size % 301)
+        else:
+            coop.warp.top_k(keys, x.size % 97, values, threads=T, items_per_thread=N, width=W, largest=largest)
+        for j in range(N):
+            out[i * N + j] = keys[j] + values[j]
+
+    return kernel
+
+
+for _name, _threads, _width, _n, _largest, _partial in (
+    ("float32", 128, 32, 8, True, False),
+    ("uint8", 64, 16, 4, False, True),
+    ("int64", 96, 32, 3, True, True),
+    ("float64", 64, 8, 2, False, False),
+):
+    _np_dtype, _nb_type = SCALARS[_name]
+    case(f"warp_top_k-{_name}-{_threads}-width{_width}x{_n}", (_nb_type[::1], _nb_type[::1]))(
+        warp_top_k_kernel(_np_dtype, _threads, _width, _n, _largest, _partial)
+    )
+
+
+@misuse(
+    "warp-top-k-threads-not-whole-warps",
+    (types.int32[::1], types.int32[::1]),
+    "coop.warp.top_k: threads must be a multiple of width (16): every logical warp of the block must be complete, "
+    "got 40",
+    threads=40,
+)
+def warp_top_k_threads_not_whole_warps(x, out):
+    keys = cuda.local.array(2, np.int32)
+    coop.warp.top_k(keys, 3, threads=40, items_per_thread=2, width=16)
+    out[0] = keys[0]
+
+
+@misuse(
+    "warp-top-k-largest-run-time",
+    (types.float32[::1], types.float32[::1]),
+    "coop.warp.top_k: largest must be a compile-time constant",
+    threads=32,
+)
+def warp_top_k_largest_run_time(x, out):
+    keys = cuda.local.array(2, np.float32)
+    coop.warp.top_k(keys, 3, threads=32, items_per_thread=2, largest=x[0] > 0)
+    out[0] = keys[0]

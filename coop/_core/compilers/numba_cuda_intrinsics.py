@@ -13,7 +13,8 @@ constant here, ``*_ASM``):
 - static arrays (``coop._core.scratch``, ``coop._core.items``): ``word_array`` (a shared
   or local array of 8-byte words, one per specialisation), ``local_array_tuple``;
 - scratch slots (``coop._core.scratch``): ``store``, ``atomic_add``, ``storer``,
-  ``loader``: typed values at word-aligned slots of a buffer;
+  ``loader``: typed values at word-aligned slots of a buffer; ``atomic_add_element``
+  (CUDA's atomicAdd on an array's element, shared or global);
 - vectors (``coop._core.vector``): ``address``, ``vector_loader``, ``vector_storer``;
 - memory order (``coop._core.memory_order``): ``load_acquire``, ``store_release``,
   ``store_relaxed_pair``, ``load_relaxed_pair``;
@@ -391,6 +392,33 @@ def atomic_add(typingctx, buffer, index, value):
 
 
 _recipe(atomic_add, "atomic_add")
+
+
+@intrinsic
+def atomic_add_element(typingctx, array, index, value):
+    """``array[index] += value`` for a 1-D array of integers or floats in shared or global
+    memory, atomically (relaxed, as ``cuda.atomic.add``); the value it held."""
+    if not (isinstance(array, types.Array) and array.ndim == 1 and isinstance(index, types.Integer)
+            and isinstance(array.dtype, (types.Integer, types.Float))):
+        return None
+    element = array.dtype
+
+    def codegen(context, builder, sig, args):
+        array_arg, index_arg, value_arg = args
+        made = context.make_array(sig.args[0])(context, builder, array_arg)
+        position = context.cast(builder, index_arg, sig.args[1], types.intp)
+        pointer = cgutils.get_item_pointer(context, builder, sig.args[0], made, [position], wraparound=False)
+        converted = context.cast(builder, value_arg, sig.args[2], element)
+        if isinstance(element, types.Float):  # (NVVM's IR has no atomicrmw fadd: numba-cuda's intrinsics)
+            declare = nvvmutils.declare_atomic_add_float32 if element.bitwidth == 32 else \
+                nvvmutils.declare_atomic_add_float64
+            return builder.call(declare(builder.module), (pointer, converted))
+        return builder.atomic_rmw("add", pointer, converted, "monotonic")
+
+    return element(array, index, value), codegen
+
+
+_recipe(atomic_add_element, "atomic_add_element")
 
 
 @functools.lru_cache(maxsize=None)
@@ -848,7 +876,7 @@ def digit_extractor(bits, minus_zero_fields):
                 value = builder.select(is_minus_zero, flipped, value)
             i32 = ir.IntType(32)
             # shift in the key's width (a 64-bit key's digit may lie above bit 32),
-            # then mask in 32 bits: digits are at most 32 bits wide
+            # then mask in 32 bits: digits are narrower than 32 bits (1 << 32 overflows)
             shifted = _as_width(builder, builder.lshr(value, _as_width(builder, begin, bits)), 32)
             count32 = _as_width(builder, count, 32)
             mask = builder.sub(builder.shl(ir.Constant(i32, 1), count32), ir.Constant(i32, 1))

@@ -38,7 +38,7 @@ import sys
 import threading
 import types as pytypes
 
-from coop._core.compilers.numba_cuda_mlir_intrinsics import (DEVICE, MlirAtomicUnsupported, MlirUnsupported, caller,
+from coop._core.compilers.numba_cuda_mlir_intrinsics import (DEVICE, MlirUnsupported, caller,
                                                          from_recipe, jitable, numba_cuda_mlir_type)
 
 #: numba-cuda-mlir releases this adapter was written against: (major, minor) pairs.
@@ -140,12 +140,6 @@ class _AfterImport(importlib.abc.MetaPathFinder):
         return spec
 
 
-#: What a primitive refused for its atomics serves without them.
-_WITHOUT_ATOMICS = {
-    "coop.block.histogram": "algorithm='sort' without accumulate=True counts without atomics",
-}
-
-
 #: What needs the intrinsics numba-cuda-mlir code is not made for, said as a user chose it.
 _INTRINSICS_NOT_MADE = {
     "address": "algorithm 'vectorize' (it needs an item's address, which numba-cuda-mlir 0.6 does not give; "
@@ -171,9 +165,7 @@ def _mlir_generator(qualname, primitive):
             # specialisation, as numba-cuda's
             return _callee(mlir_function(impl), (*args, *kwargs.values()), arrays=False)
         except MlirUnsupported as missing:
-            atomics = isinstance(missing, MlirAtomicUnsupported) and qualname in _WITHOUT_ATOMICS
-            instead = f"; {_WITHOUT_ATOMICS[qualname]}" if atomics else ""
-            raise CoopError(f"{qualname} in a numba-cuda-mlir kernel: {missing} is not supported there yet{instead} "
+            raise CoopError(f"{qualname} in a numba-cuda-mlir kernel: {missing} is not supported there yet "
                             f"(README.md, 'numba-cuda-mlir kernels', lists what is)") from None
 
     generate.__signature__ = inspect.signature(primitive)
@@ -286,12 +278,10 @@ def mlir_function(fn):
         missing = _UNLOWERED.intersection(fn.__code__.co_names)
         if missing:
             raise MlirUnsupported(f"cuda.{min(missing)}, which numba-cuda-mlir 0.6 cannot lower,")
-        if "atomic" in fn.__code__.co_names:
-            # numba-cuda-mlir 0.6 makes an atomic on an array that is not the kernel's own
-            # allocation (a parameter, also once inlined) a global-memory atomic: on a
-            # shared array, an illegal address
-            raise MlirAtomicUnsupported("an atomic update of an array given to coop (numba-cuda-mlir 0.6 makes it a "
-                                        "global-memory atomic, wrong for a shared array)")
+        # numba-cuda-mlir 0.6 makes cuda.atomic on an array a function is given a
+        # global-memory atomic, wrong for a shared array: coop's code adds through
+        # coop._core.scratch's atomic adds, whose intrinsics are made here
+        assert "atomic" not in fn.__code__.co_names, f"{fn.__qualname__} uses cuda.atomic"
         names = fn.__globals__
         rebuilt_globals = dict(names)
         for name in fn.__code__.co_names:

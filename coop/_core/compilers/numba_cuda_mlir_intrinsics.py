@@ -42,11 +42,6 @@ class MlirUnsupported(Exception):
     primitive's CoopError)."""
 
 
-class MlirAtomicUnsupported(MlirUnsupported):
-    """An atomic update numba-cuda-mlir 0.6 would make a global-memory atomic (wrong on a
-    shared array)."""
-
-
 def _mlir_ptx(text):
     """numba-cuda's inline-assembly text (operands ``$0``, ``$1``, ...) for
     numba-cuda-mlir's ``inline_ptx`` (operands ``%0``, ``%1``, ...)."""
@@ -602,12 +597,47 @@ def _tuple_slot(value_type):
     return store, load
 
 
-def _atomic_add():
-    """Not made: an atomic add to a scratch slot runs in a device function given the
-    buffer, which numba-cuda-mlir 0.6 lowers as a global-memory atomic (``atom.global``
-    on a shared address: an illegal address on the GPU)."""
-    raise MlirAtomicUnsupported("an atomic add to shared scratch (numba-cuda-mlir 0.6 makes it a global-memory "
-                                "atomic)")
+def _atomic_adder(per_element):
+    """An intrinsic ``(array, index, value)`` adding ``value`` atomically (relaxed) to an
+    element and giving what it held: of the array's own type with ``per_element`` (an
+    element of a 1-D array, strided or not), else of ``value``'s type (a scratch slot:
+    ``index`` counts values of that type from the buffer's start). The address is
+    generic: numba-cuda-mlir 0.6's own atomics take an array that is not the kernel's
+    allocation (a parameter, also once inlined) for global memory (``atom.global`` on a
+    shared address: an illegal address), where LLVM's address-space inference, given
+    the generic address, finds the shared or global allocation it comes from."""
+    from numba_cuda_mlir.extending import intrinsic
+    from numba_cuda_mlir.numba_cuda import types as M
+
+    def codegen(lower, target, args, kwargs):
+        from numba_cuda_mlir._mlir import ir
+        from numba_cuda_mlir._mlir.dialects import llvm
+        from numba_cuda_mlir._mlir.extras import types as T
+        from numba_cuda_mlir.lowering_utilities import (GEP_DYNAMIC_INDEX, _memref_index_offset, convert,
+                                                        memref_data_pointer)
+
+        array, index, value = lower.load_vars(args)
+        if per_element:
+            element = ir.MemRefType(array.type).element_type
+            offset = _memref_index_offset(array, [index])
+        else:
+            element = value.type
+            offset = convert(index, T.i64())
+        pointer = llvm.getelementptr(llvm.PointerType.get(), memref_data_pointer(array), [offset],
+                                     [GEP_DYNAMIC_INDEX], element, None)
+        add = llvm.AtomicBinOp.fadd if isinstance(element, ir.FloatType) else llvm.AtomicBinOp.add
+        lower.store_var(target, llvm.atomicrmw(add, pointer, convert(value, element), llvm.AtomicOrdering.monotonic))
+
+    @intrinsic
+    def atomic_add(typingctx, array, index, value):
+        if not (isinstance(array, M.Array) and isinstance(index, M.Integer)):
+            return None
+        result = array.dtype if per_element else M.unliteral(value)
+        if not isinstance(result, (M.Integer, M.Float)):
+            return None
+        return result(array, index, result), codegen
+
+    return atomic_add
 
 
 def _local_array_tuple(count, member_types):
@@ -817,7 +847,8 @@ _RECIPES = {
     "store": _store,
     "storer": _storer,
     "loader": _loader,
-    "atomic_add": _atomic_add,
+    "atomic_add": functools.partial(_atomic_adder, False),
+    "atomic_add_element": functools.partial(_atomic_adder, True),
     "local_array_tuple": _local_array_tuple,
     "slot32": _slot32,
     "bit_conversion": _bit_conversion,

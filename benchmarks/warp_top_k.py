@@ -1,0 +1,153 @@
+"""coop.warp.top_k against coop's own warp merge sort + take k, and CUB's WarpMergeSort +
+take k (CUB has no warp top-k), side by side on one GPU.
+
+    python benchmarks/warp_top_k.py [--log2n 24] [--cccl-include DIR] [--out DIR] [--sim-check]
+
+Per warp of 32 lanes, ``ITEMS`` uint32 keys a lane (2^24 in all by default; splitmix64,
+as cub_timing.cuh's Rng), with their tile positions as values, loaded blocked: the ``k``
+largest keys of each warp's tile and their positions, written out (``k`` a run-time
+argument); blocks of 128 threads. coop: ``coop.warp.top_k`` (unsorted), and
+``coop.warp.merge_sort(operator.gt)`` then the first ``k``; CUB:
+``WarpMergeSort::Sort`` with a greater-than then the first ``k``
+(benchmarks/cub_warp_top_k.cu, built here with nvcc). coop's results are checked
+against NumPy (the selected keys and that each position holds its key); CUB's by the
+same checksum (the sum of the selected keys modulo 2^64). Timing: the median of 20
+back-to-back launches after 3 warm-ups (CUDA events), as benchmarks/radix_sort.py's.
+Prints a Markdown table and writes DIR/warp_top_k.jsonl.
+
+``--sim-check`` runs coop's kernels on a few warp tiles once on the simulator, checked.
+"""
+
+import argparse
+import json
+import operator
+import os
+import pathlib
+import sys
+import tempfile
+
+import coop  # (before numba.cuda: on the simulator it extends it, and kernels find ``cuda`` a global)
+from numba import cuda
+
+HERE = pathlib.Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from block_top_k import splitmix_keys  # noqa: E402  (benchmarks/ on the path first)
+from radix_sort import build_cub, json_lines  # noqa: E402
+
+THREADS = 128
+CONFIGS = [(4, 4), (4, 16), (8, 8), (8, 32), (16, 16), (16, 64)]  # (items, k), as cub_warp_top_k.cu's
+
+
+def kernels(items):
+    """``(top_k, sort)``: coop's kernels for one tile shape."""
+    import numpy as np
+
+    T, N = THREADS, items
+    WARPS, TILE = THREADS // 32, 32 * items
+    jit = cuda.jit if coop.SIMULATOR else cuda.jit(launch_bounds=T)  # (CUB's __launch_bounds__)
+
+    def make(use_top_k):
+        @jit
+        def select_k(x, k, out_keys, out_values):
+            keys = cuda.local.array(N, np.uint32)
+            values = cuda.local.array(N, np.uint32)
+            lane = cuda.threadIdx.x % 32
+            tile = cuda.blockIdx.x * WARPS + cuda.threadIdx.x // 32
+            for i in range(N):
+                keys[i] = x[tile * TILE + lane * N + i]
+                values[i] = lane * N + i
+            if use_top_k:
+                coop.warp.top_k(keys, k, values, threads=T, items_per_thread=N)
+            else:
+                coop.warp.merge_sort(keys, operator.gt, values, threads=T, items_per_thread=N)
+            for i in range(N):
+                position = lane * N + i
+                if position < k:
+                    out_keys[tile * k + position] = keys[i]
+                    out_values[tile * k + position] = values[i]
+
+        return select_k
+
+    return make(True), make(False)
+
+
+def time_coop(log2n, sim=False):
+    import numpy as np
+
+    from radix_sort import median_launch_seconds, warm_up
+
+    rows = []
+    if not sim:
+        warm_up()
+    made = {}
+    for items, k in CONFIGS:
+        tile = 32 * items
+        n = (1 << log2n) if not sim else 2 * THREADS * items
+        tiles = n // tile
+        x = splitmix_keys(n)
+        tile_keys = x.reshape(tiles, tile)
+        expected = -np.sort(-tile_keys.astype(np.int64), axis=1)[:, :k]
+        d_x = cuda.to_device(x)
+        if items not in made:
+            made[items] = kernels(items)
+        for impl, kernel in zip(("coop top_k", "coop sort"), made[items]):
+            d_keys, d_values = cuda.device_array(tiles * k, np.uint32), cuda.device_array(tiles * k, np.uint32)
+
+            def launch():
+                kernel[n // (THREADS * items), THREADS](d_x, k, d_keys, d_values)
+
+            seconds = None if sim else median_launch_seconds(launch)
+            if sim:
+                launch()
+            keys, values = d_keys.copy_to_host().reshape(tiles, k), d_values.copy_to_host().reshape(tiles, k)
+            ok = bool((-np.sort(-keys.astype(np.int64), axis=1) == expected).all()
+                      and (np.take_along_axis(tile_keys, values.astype(np.int64), axis=1) == keys).all())
+            row = {"impl": impl, "threads": THREADS, "items": items, "k": k, "log2n": log2n, "seconds": seconds,
+                   "checksum": int(keys.astype(np.uint64).sum(dtype=np.uint64)), "ok": ok}
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+    return rows
+
+
+def report(rows):
+    by = {}
+    for r in rows:
+        by.setdefault((r["items"], r["k"]), {})[r["impl"]] = r
+    lines = ["| warp tile | k | coop top_k Gkeys/s | coop sort + k | CUB sort + k | top_k / coop sort | "
+             "top_k / CUB sort | checks |", "|---|--:|--:|--:|--:|--:|--:|---|"]
+    for (items, k), impls in sorted(by.items()):
+        need = ("coop top_k", "coop sort", "cub sort")
+        if not all(name in impls for name in need):
+            continue
+        keys = 1 << impls["coop top_k"]["log2n"]
+        rate = {name: keys / impls[name]["seconds"] / 1e9 for name in need}
+        ok = impls["coop top_k"]["ok"] and impls["coop sort"]["ok"] and len({impls[n]["checksum"] for n in need}) == 1
+        lines.append(f"| 32x{items} | {k} | {rate['coop top_k']:.1f} | {rate['coop sort']:.1f} | "
+                     f"{rate['cub sort']:.1f} | **{rate['coop top_k'] / rate['coop sort']:.2f}** | "
+                     f"**{rate['coop top_k'] / rate['cub sort']:.2f}** | {'ok' if ok else 'MISMATCH'} |")
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--log2n", type=int, default=24)
+    parser.add_argument("--cccl-include", default=os.environ.get("CCCL_INCLUDE", ""))
+    parser.add_argument("--out", default=None)
+    parser.add_argument("--sim-check", action="store_true")
+    args = parser.parse_args(argv)
+    if args.sim_check:
+        rows = time_coop(args.log2n, sim=True)
+        bad = [r for r in rows if not r["ok"]]
+        print(f"{len(rows) - len(bad)} of {len(rows)} kernels checked ok")
+        return 1 if bad else 0
+    out = pathlib.Path(args.out or tempfile.mkdtemp(prefix="warp_top_k_"))
+    out.mkdir(parents=True, exist_ok=True)
+    binary = build_cub("cub_warp_top_k.cu", args.cccl_include, out)
+    rows = time_coop(args.log2n) + json_lines([binary, args.log2n])
+    (out / "warp_top_k.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    print(report(rows))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
