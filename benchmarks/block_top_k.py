@@ -82,6 +82,14 @@ def kernels(threads, items):
 
 
 def time_coop(log2n, sim=False):
+    return time_selections(log2n, sim, [(threads, items, k, threads * items) for threads, items, k in CONFIGS],
+                           kernels)
+
+
+def time_selections(log2n, sim, configs, make_kernels):
+    """The rows of coop's two kernels (``make_kernels(threads, items)``: top-k, sort +
+    take k) for each ``(threads, items, k, tile)`` of ``configs`` (``tile``: the keys a
+    selection is made from), timed (on the simulator: run once) and checked."""
     import numpy as np
 
     from radix_sort import median_launch_seconds, warm_up
@@ -90,21 +98,20 @@ def time_coop(log2n, sim=False):
     if not sim:
         warm_up()
     made = {}
-    for threads, items, k in CONFIGS:
-        tile = threads * items
-        n = (1 << log2n) if not sim else 3 * tile
+    for threads, items, k, tile in configs:
+        n = (1 << log2n) if not sim else 3 * threads * items
         tiles = n // tile
         x = splitmix_keys(n)
         tile_keys = x.reshape(tiles, tile)
         expected = -np.sort(-tile_keys.astype(np.int64), axis=1)[:, :k]
         d_x = cuda.to_device(x)
         if (threads, items) not in made:
-            made[threads, items] = kernels(threads, items)
+            made[threads, items] = make_kernels(threads, items)
         for impl, kernel in zip(("coop top_k", "coop sort"), made[threads, items]):
             d_keys, d_values = cuda.device_array(tiles * k, np.uint32), cuda.device_array(tiles * k, np.uint32)
 
             def launch():
-                kernel[tiles, threads](d_x, k, d_keys, d_values)
+                kernel[n // (threads * items), threads](d_x, k, d_keys, d_values)
 
             seconds = None if sim else median_launch_seconds(launch)
             if sim:
@@ -117,10 +124,6 @@ def time_coop(log2n, sim=False):
             rows.append(row)
             print(json.dumps(row), flush=True)
     return rows
-
-
-def time_cub(log2n, binary):
-    return json_lines([binary, log2n])
 
 
 def report(rows):
@@ -144,9 +147,12 @@ def report(rows):
     return "\n".join(lines)
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--log2n", type=int, default=26)
+def main(argv=None, name="block_top_k", doc=__doc__, default_log2n=26, time_coop=time_coop, report=report):
+    """The command line of a top-k benchmark ``name`` (this one's, and
+    benchmarks/warp_top_k.py's): coop's side timed by ``time_coop(log2n, sim=False)``,
+    CUB's by ``cub_<name>.cu``, ``report(rows)`` printed."""
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    parser.add_argument("--log2n", type=int, default=default_log2n)
     parser.add_argument("--cccl-include", default=os.environ.get("CCCL_INCLUDE", ""))
     parser.add_argument("--out", default=None)
     parser.add_argument("--sim-check", action="store_true")
@@ -156,11 +162,11 @@ def main(argv=None):
         bad = [r for r in rows if not r["ok"]]
         print(f"{len(rows) - len(bad)} of {len(rows)} kernels checked ok")
         return 1 if bad else 0
-    out = pathlib.Path(args.out or tempfile.mkdtemp(prefix="block_top_k_"))
+    out = pathlib.Path(args.out or tempfile.mkdtemp(prefix=f"{name}_"))
     out.mkdir(parents=True, exist_ok=True)
-    binary = build_cub("cub_block_top_k.cu", args.cccl_include, out)
-    rows = time_coop(args.log2n) + time_cub(args.log2n, binary)
-    (out / "block_top_k.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    binary = build_cub(f"cub_{name}.cu", args.cccl_include, out)
+    rows = time_coop(args.log2n) + json_lines([binary, args.log2n])
+    (out / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     print(report(rows))
     return 0
 

@@ -18,21 +18,16 @@ Prints a Markdown table and writes DIR/warp_top_k.jsonl.
 ``--sim-check`` runs coop's kernels on a few warp tiles once on the simulator, checked.
 """
 
-import argparse
-import json
 import operator
-import os
 import pathlib
 import sys
-import tempfile
 
 import coop  # (before numba.cuda: on the simulator it extends it, and kernels find ``cuda`` a global)
 from numba import cuda
 
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from block_top_k import splitmix_keys  # noqa: E402  (benchmarks/ on the path first)
-from radix_sort import build_cub, json_lines  # noqa: E402
+from block_top_k import main as top_k_main, time_selections  # noqa: E402  (benchmarks/ on the path first)
 
 THREADS = 128
 CONFIGS = [(4, 4), (4, 16), (8, 8), (8, 32), (16, 16), (16, 64)]  # (items, k), as cub_warp_top_k.cu's
@@ -72,41 +67,8 @@ def kernels(items):
 
 
 def time_coop(log2n, sim=False):
-    import numpy as np
-
-    from radix_sort import median_launch_seconds, warm_up
-
-    rows = []
-    if not sim:
-        warm_up()
-    made = {}
-    for items, k in CONFIGS:
-        tile = 32 * items
-        n = (1 << log2n) if not sim else 2 * THREADS * items
-        tiles = n // tile
-        x = splitmix_keys(n)
-        tile_keys = x.reshape(tiles, tile)
-        expected = -np.sort(-tile_keys.astype(np.int64), axis=1)[:, :k]
-        d_x = cuda.to_device(x)
-        if items not in made:
-            made[items] = kernels(items)
-        for impl, kernel in zip(("coop top_k", "coop sort"), made[items]):
-            d_keys, d_values = cuda.device_array(tiles * k, np.uint32), cuda.device_array(tiles * k, np.uint32)
-
-            def launch():
-                kernel[n // (THREADS * items), THREADS](d_x, k, d_keys, d_values)
-
-            seconds = None if sim else median_launch_seconds(launch)
-            if sim:
-                launch()
-            keys, values = d_keys.copy_to_host().reshape(tiles, k), d_values.copy_to_host().reshape(tiles, k)
-            ok = bool((-np.sort(-keys.astype(np.int64), axis=1) == expected).all()
-                      and (np.take_along_axis(tile_keys, values.astype(np.int64), axis=1) == keys).all())
-            row = {"impl": impl, "threads": THREADS, "items": items, "k": k, "log2n": log2n, "seconds": seconds,
-                   "checksum": int(keys.astype(np.uint64).sum(dtype=np.uint64)), "ok": ok}
-            rows.append(row)
-            print(json.dumps(row), flush=True)
-    return rows
+    return time_selections(log2n, sim, [(THREADS, items, k, 32 * items) for items, k in CONFIGS],
+                           lambda threads, items: kernels(items))
 
 
 def report(rows):
@@ -129,24 +91,7 @@ def report(rows):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--log2n", type=int, default=24)
-    parser.add_argument("--cccl-include", default=os.environ.get("CCCL_INCLUDE", ""))
-    parser.add_argument("--out", default=None)
-    parser.add_argument("--sim-check", action="store_true")
-    args = parser.parse_args(argv)
-    if args.sim_check:
-        rows = time_coop(args.log2n, sim=True)
-        bad = [r for r in rows if not r["ok"]]
-        print(f"{len(rows) - len(bad)} of {len(rows)} kernels checked ok")
-        return 1 if bad else 0
-    out = pathlib.Path(args.out or tempfile.mkdtemp(prefix="warp_top_k_"))
-    out.mkdir(parents=True, exist_ok=True)
-    binary = build_cub("cub_warp_top_k.cu", args.cccl_include, out)
-    rows = time_coop(args.log2n) + json_lines([binary, args.log2n])
-    (out / "warp_top_k.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    print(report(rows))
-    return 0
+    return top_k_main(argv, "warp_top_k", __doc__, 24, time_coop, report)
 
 
 if __name__ == "__main__":

@@ -119,6 +119,8 @@ if SIMULATOR:
     @functools.lru_cache(maxsize=None)
     def _digit(bits, float_fields):
         def extract(ordered, begin_bit, num_bits):
+            # (compiled, the digit's mask is made in 32 bits: 32 would give garbage)
+            assert 0 <= int(num_bits) < 32, f"a radix digit of {int(num_bits)} bits: digits are narrower than 32"
             b = int(ordered)
             for offset, width, minus_zero in float_fields:
                 field = (1 << width) - 1

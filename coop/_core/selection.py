@@ -1,12 +1,15 @@
 """What the block and warp top-k share: the class each key of a tile gets while a radix
 select runs (``SELECTED``, ``OTHER``, ``PAST_VALID``, or ``TIED``: still a candidate,
 equal to the ``k``-th best in the bits seen so far), how classes start and how the
-candidates left at the end are settled (the earliest in the tile first), and the value
-types a sizer is given."""
+candidates left at the end are settled (the earliest in the tile first), their
+arguments, and the value types a sizer is given."""
 
 import numpy as np
+from numba.cuda import types
 
-from coop._core.specialize import device_function
+from coop._core import radix
+from coop._core.items import items_or_tuple
+from coop._core.specialize import device_function, is_none
 from coop._core.values import check_dtype, value_type_of
 
 U32 = np.uint32
@@ -47,6 +50,17 @@ def settle_candidates(classes, n, earlier, all_needed, needed):
         if classes[i] == TIED:
             classes[i] = SELECTED if all_needed or earlier < needed else OTHER
             earlier = U32(earlier + U32(1))
+
+
+def top_k_arguments(sig, keys, k, values):
+    """``(key type, value types, values a tuple)`` of a top-k's arguments, checked: radix
+    keys, an integer ``k``, values an items array or a tuple of them, or None."""
+    key_type = types.unliteral(sig.items(keys, "keys"))
+    radix.check_key_type(sig, key_type, "keys")
+    if sig.run_time_int(k, "k") is None:
+        raise sig.error("k", "is required: how many keys to select, an integer (run time allowed)")
+    value_types, values_tuple = items_or_tuple(sig, values, "values") if not is_none(values) else ([], False)
+    return key_type, value_types, values_tuple
 
 
 def value_types_of(sig, value_dtype):

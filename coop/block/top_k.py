@@ -27,12 +27,12 @@ from numba.cuda import types
 from coop._core import radix
 from coop._core.backend import cuda
 from coop._core.exchange import check_static_shared, required_items_per_thread, required_threads
-from coop._core.items import array_lengths_check, array_tuple, items_or_tuple
+from coop._core.items import array_lengths_check, array_tuple
 from coop._core.misuse import size_check
 from coop._core.scratch import Region, Struct, Union, atomic_add, block_rank, loader, storage, store
 from coop._core.selection import (OTHER, SELECTED, TIED, U32, candidates_of, settle_candidates, start_classes,
-                                  value_types_of)
-from coop._core.specialize import PRIMITIVE_DEFAULT, Signature, device_function, is_none, primitive
+                                  top_k_arguments, value_types_of)
+from coop._core.specialize import PRIMITIVE_DEFAULT, Signature, device_function, primitive
 from coop.block.radix import sort_layout, tile_sorter
 from coop.block.radix_ranking import check_tile
 from coop.block.scan import exclusive_sum_in_scratch
@@ -170,11 +170,7 @@ def top_k(keys, k, values=None, threads=None, items_per_thread=None, largest=Tru
         assert (best == np.take_along_axis(tiles, where, axis=1)).all()
     """
     sig = Signature("coop.block.top_k")
-    key_type = types.unliteral(sig.items(keys, "keys"))
-    radix.check_key_type(sig, key_type, "keys")
-    if sig.run_time_int(k, "k") is None:
-        raise sig.error("k", "is required: how many keys to select, an integer (run time allowed)")
-    value_types, values_tuple = items_or_tuple(sig, values, "values") if not is_none(values) else ([], False)
+    key_type, value_types, values_tuple = top_k_arguments(sig, keys, k, values)
     block = required_threads(sig, threads)
     n = required_items_per_thread(sig, items_per_thread)
     check_tile(sig, block, n)

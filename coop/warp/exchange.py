@@ -57,7 +57,7 @@ from coop._core.namespace import public_namespace
 __all__ = ["blocked_to_striped", "striped_to_blocked", "scatter_to_striped"]
 
 # what other families compose (the building-block tier: tests/test_layering.py)
-BUILDING_BLOCKS = ["check_logical_warps", "warp_exchange_layout", "warp_exchanger"]
+BUILDING_BLOCKS = ["check_logical_warps", "warp_exchange_layout", "warp_exchanger", "warp_tile_constants"]
 
 
 def warp_slots(width, items_per_thread):
@@ -117,7 +117,8 @@ def warp_exchanger(sig, form, dtype, width, threads, items_per_thread, temp_stor
     return device_function(exchange)
 
 
-def _constants(sig, threads, items_per_thread, width):
+def warp_tile_constants(sig, threads, items_per_thread, width):
+    """``(threads, items_per_thread, width)`` checked: a block of whole logical warps."""
     block = required_threads(sig, threads)
     lanes = sig.width(width)
     check_logical_warps(sig, block, lanes)
@@ -128,7 +129,7 @@ def temp_storage_bytes(sig, value_type, threads, items_per_thread, width=PRIMITI
     """Bytes a ``temp_storage=`` array needs for warp exchanges of ``dtype`` items,
     ``items_per_thread`` per lane, in logical warps of ``width`` lanes filling a block of
     ``threads``: size ``cuda.shared.array(BYTES, np.uint8, alignment=8)`` with it."""
-    block, n, lanes = _constants(sig, threads, items_per_thread, width)
+    block, n, lanes = warp_tile_constants(sig, threads, items_per_thread, width)
     return warp_exchange_layout(value_type, block, lanes, n).nbytes
 
 
@@ -138,7 +139,7 @@ def _specialise(name, form, items, output, ranks, threads, items_per_thread, wid
     sig.output_items(output, "output", dtype)
     if ranks is not None:
         rank_items(sig, ranks)
-    block, n, lanes = _constants(sig, threads, items_per_thread, width)
+    block, n, lanes = warp_tile_constants(sig, threads, items_per_thread, width)
     exchange = warp_exchanger(sig, form, dtype, lanes, block, n, temp_storage)
     check = exact_lengths(sig, n, ranks is not None, False)
 

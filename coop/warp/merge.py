@@ -31,6 +31,9 @@ from coop.warp.exchange import check_logical_warps
 
 __all__ = ["merge_sort"]
 
+# what other families compose (the building-block tier: tests/test_layering.py)
+BUILDING_BLOCKS = ["warp_merge_sort_layout", "warp_sorter"]
+
 
 def warp_merge_sort_layout(key_type, value_type, threads, width, items_per_thread):
     """``(layout, slice_bytes)``: one part per logical warp (``coop._core.scratch
@@ -146,18 +149,8 @@ def merge_sort(keys, compare, values=None, threads=None, items_per_thread=None, 
     with_values = value_type is not None
     block, n, lanes = _constants(sig, threads, items_per_thread, width)
     tile = lanes * n
-    layout, slice_bytes = warp_merge_sort_layout(key_type, value_type, block, lanes, n)
-    warps = block // lanes
-    keys_of = part_offsets(sig, temp_storage, warps, slice_bytes, slot_unit(key_type))
-    values_of = part_offsets(sig, temp_storage, warps, slice_bytes, slot_unit(value_type)) if with_values else keys_of
-    check_static_shared(sig, temp_storage, layout, "items_per_thread",
-                        f"makes {block // lanes} logical warps of {lanes} x {n} keys"
-                        f"{' and values' if with_values else ''}",
-                        "pass threads= (the block's size)" if is_none(threads) else DYNAMIC_TEMP_STORAGE)
-    # (a caller's buffer: the warp's first syncwarp precedes its writes; see the module
-    # docstring for a block-wide primitive's use of the same array before)
-    scratch, _ = storage(sig, temp_storage, layout, owner=(sig.primitive, lanes))
-    sort = group_sorter(key_type, value_type, n, lanes, _warp_sync, partial)
+    scratch, sort = warp_sorter(sig, key_type, value_type, block, lanes, n, partial, temp_storage,
+                                "pass threads= (the block's size)" if is_none(threads) else DYNAMIC_TEMP_STORAGE)
     check_keys = size_check(sig.primitive, "keys", exact=True)
     check_values = size_check(sig.primitive, "values", exact=True)
 
@@ -165,13 +158,40 @@ def merge_sort(keys, compare, values=None, threads=None, items_per_thread=None, 
         check_keys(keys, n)
         if with_values:
             check_values(values, n)
-        lane, mask = logical_warp(lanes)
-        warp = block_rank() // lanes
         if partial:
             valid = valid_items
         else:
             valid = tile
-        sort(keys, values, compare, scratch(temp_storage), keys_of(temp_storage, warp), values_of(temp_storage, warp),
-             lane, valid, oob_default, mask)
+        sort(keys, values, compare, valid, oob_default, scratch(temp_storage), temp_storage)
 
     return impl
+
+
+def warp_sorter(sig, key_type, value_type, threads, width, items_per_thread, partial, temp_storage, hint):
+    """``(scratch, sort)``: device functions ``scratch(temp_storage)``, the buffer, and
+    ``sort(keys, values, compare, valid, oob_default, buffer, temp_storage)`` sorting
+    each logical warp's tile of ``key_type`` keys (and ``value_type`` values, or None)
+    through it as ``merge_sort`` does, in blocks of ``threads`` (python ints, checked by
+    the caller; ``hint``: how to fit a tile too big for static shared memory). (The
+    buffer is the caller's to allocate: ``merge_sort`` allocates it in its
+    implementation, where numba-cuda-mlir kernels compile it.)"""
+    with_values = value_type is not None
+    layout, slice_bytes = warp_merge_sort_layout(key_type, value_type, threads, width, items_per_thread)
+    warps = threads // width
+    keys_of = part_offsets(sig, temp_storage, warps, slice_bytes, slot_unit(key_type))
+    values_of = part_offsets(sig, temp_storage, warps, slice_bytes, slot_unit(value_type)) if with_values else keys_of
+    check_static_shared(sig, temp_storage, layout, "items_per_thread",
+                        f"makes {warps} logical warps of {width} x {items_per_thread} keys"
+                        f"{' and values' if with_values else ''}", hint)
+    # (a caller's buffer: the warp's first syncwarp precedes its writes; see the module
+    # docstring for a block-wide primitive's use of the same array before)
+    scratch, _ = storage(sig, temp_storage, layout, owner=(sig.primitive, width))
+    sort_group = group_sorter(key_type, value_type, items_per_thread, width, _warp_sync, partial)
+
+    def sort(keys, values, compare, valid, oob_default, buffer, temp_storage):
+        lane, mask = logical_warp(width)
+        warp = block_rank() // width
+        sort_group(keys, values, compare, buffer, keys_of(temp_storage, warp), values_of(temp_storage, warp), lane,
+                   valid, oob_default, mask)
+
+    return scratch, device_function(sort)

@@ -14,55 +14,58 @@ equal to the ``k``-th best) an exclusive warp sum of their counts picks the earl
 the tile. The placement is a warp exchange per array (``scatter_to_striped``, ranks
 made from blocked positions: selected keys in tile order, then the others, then the
 positions past ``valid_items``), through shared memory: keys and values end in the
-same arrangement.
+same arrangement. Sorted, the tile is sorted instead, best first: a stable warp merge
+sort (``coop.warp.merge``'s ``warp_sorter``) of the keys' ordered bits carrying their
+tile positions, whose result, sent back to where each key came from, ranks the keys and
+values for the same exchanges.
 """
+
+import operator
 
 import numpy as np
 from numba.cuda import types
 
 from coop._core import radix
 from coop._core.backend import cuda
-from coop._core.exchange import required_items_per_thread, required_threads
-from coop._core.items import array_lengths_check, array_tuple, items_or_tuple
+from coop._core.exchange import DYNAMIC_TEMP_STORAGE
+from coop._core.items import array_lengths_check, array_tuple
 from coop._core.misuse import size_check
 from coop._core.selection import (OTHER, SELECTED, TIED, U32, candidates_of, settle_candidates, start_classes,
-                                  value_types_of)
+                                  top_k_arguments, value_types_of)
 from coop._core.shuffle import UP, clamp, logical_warp, up_sum_step, warp_sum
-from coop._core.specialize import PRIMITIVE_DEFAULT, Signature, device_function, is_none, primitive
+from coop._core.specialize import PRIMITIVE_DEFAULT, Signature, device_function, primitive
 from coop._core.values import select
-from coop.warp.exchange import check_logical_warps, warp_exchange_layout, warp_exchanger
+from coop.warp.exchange import warp_exchange_layout, warp_exchanger, warp_tile_constants
+from coop.warp.merge import warp_merge_sort_layout, warp_sorter
 
 __all__ = ["top_k"]
 
 
-def _temp_storage_bytes(sig, key_type, threads, items_per_thread, width=PRIMITIVE_DEFAULT, value_dtype=None):
+def _temp_storage_bytes(sig, key_type, threads, items_per_thread, width=PRIMITIVE_DEFAULT, value_dtype=None,
+                        sorted=PRIMITIVE_DEFAULT):
     """Bytes a ``temp_storage=`` array needs for warp top-ks of ``key_dtype`` keys (and
     ``value_dtype`` values: a tuple of dtypes for a tuple of value arrays),
     ``items_per_thread`` per lane, in logical warps of ``width`` lanes filling a block
-    of ``threads``."""
+    of ``threads``, ``sorted`` or not."""
     radix.check_key_type(sig, key_type, "dtype")
-    block, n, lanes = _constants(sig, threads, items_per_thread, width)
-    value_types = value_types_of(sig, value_dtype)
-    return max(warp_exchange_layout(t, block, lanes, n).nbytes for t in [types.unliteral(key_type), *value_types])
-
-
-def _constants(sig, threads, items_per_thread, width):
-    block = required_threads(sig, threads)
-    lanes = sig.width(width)
-    check_logical_warps(sig, block, lanes)
-    return block, required_items_per_thread(sig, items_per_thread), lanes
+    block, n, lanes = warp_tile_constants(sig, threads, items_per_thread, width)
+    moved = [types.unliteral(key_type), *value_types_of(sig, value_dtype)]
+    if sig.constant_bool(sorted, "sorted"):
+        moved.append(types.int32)  # (the positions' exchange; the sort's scratch below)
+    needed = [warp_exchange_layout(t, block, lanes, n).nbytes for t in moved]
+    if sig.constant_bool(sorted, "sorted"):
+        needed.append(warp_merge_sort_layout(radix.bits_type(key_type), types.int32, block, lanes, n)[0].nbytes)
+    return max(needed)
 
 
 @primitive("coop.warp.top_k", _temp_storage_bytes, group="warp", uniform=("k", "valid_items"))
-def top_k(keys, k, values=None, threads=None, items_per_thread=None, width=32, largest=True, valid_items=None,
-          temp_storage=None):
+def top_k(keys, k, values=None, threads=None, items_per_thread=None, width=32, largest=True, sorted=False,
+          valid_items=None, temp_storage=None):
     """Move the ``k`` largest (or smallest) keys of a logical warp's tile, and their
     values, into the tile's first ``k`` blocked positions (CUB's block top-k for a
-    logical warp: CUB has no warp top-k, its WarpBitonicTopK is a draft): after the call, tile
-    positions ``0 .. k-1`` (logical lane ``l``'s item ``i`` is position
-    ``l*items_per_thread + i``) hold the selected keys in tile order (of keys equal to
-    the ``k``-th best, the earliest in the tile are selected), then come the other keys
-    in tile order, then the positions past ``valid_items``.
+    logical warp: CUB has no warp top-k, its WarpBitonicTopK is a draft): after the
+    call, tile positions ``0 .. k-1`` (logical lane ``l``'s item ``i`` is position
+    ``l*items_per_thread + i``) hold the selected keys, the rest the others.
 
     Parameters
     ----------
@@ -85,6 +88,15 @@ def top_k(keys, k, values=None, threads=None, items_per_thread=None, width=32, l
         {width}
     largest : bool, compile-time constant, default True
         Select the largest keys (False: the smallest).
+    sorted : bool, compile-time constant, default False
+        False: the selected keys in tile order (of keys equal to the ``k``-th best, the
+        earliest in the tile are selected), then the other keys in tile order, then the
+        positions past ``valid_items`` where they were: a select in registers (a warp
+        sum per bit of the key at most) and one warp exchange per array moved. True:
+        the whole tile sorted, best first, equal keys in tile order, the positions past
+        ``valid_items`` last (a stable warp merge sort of the keys' ordered bits and
+        their positions, then the positions sent back and one warp exchange per array:
+        for where the order is needed).
     valid_items : int, optional
         A partial tile: only the first ``valid_items`` positions of the logical warp's
         tile hold keys (run time; the same in every lane of the logical warp). The
@@ -104,14 +116,15 @@ def top_k(keys, k, values=None, threads=None, items_per_thread=None, width=32, l
     Barriers
     --------
     ``cuda.syncwarp`` over the logical warp's lanes, two per array moved (a warp
-    exchange's), where ``0 < k < valid`` keys are selected; never the block.
+    exchange's): unsorted, where ``0 < k < valid`` keys are selected; sorted, the merge
+    sort's too and the positions' exchange; never the block.
 
     Notes
     -----
     {collective}
 
-    The select keeps the keys in registers and counts with warp sums: one per bit of
-    the key at most. Only the placement goes through shared memory.
+    Unsorted, the select keeps the keys in registers and counts with warp sums; only
+    the placement goes through shared memory.
 
     Example
     -------
@@ -151,18 +164,16 @@ def top_k(keys, k, values=None, threads=None, items_per_thread=None, width=32, l
         assert (best == np.take_along_axis(tiles, where, axis=1)).all()
     """
     sig = Signature("coop.warp.top_k")
-    key_type = types.unliteral(sig.items(keys, "keys"))
-    radix.check_key_type(sig, key_type, "keys")
-    if sig.run_time_int(k, "k") is None:
-        raise sig.error("k", "is required: how many keys to select, an integer (run time allowed)")
-    value_types, values_tuple = items_or_tuple(sig, values, "values") if not is_none(values) else ([], False)
-    block, n, lanes = _constants(sig, threads, items_per_thread, width)
+    key_type, value_types, values_tuple = top_k_arguments(sig, keys, k, values)
+    block, n, lanes = warp_tile_constants(sig, threads, items_per_thread, width)
     is_largest = sig.constant_bool(largest, "largest")
     partial = sig.run_time_int(valid_items, "valid_items") is not None
-    classify = _classifier(key_type, lanes, n, is_largest)
-    ranks_of = _ranker(lanes, n)
     scatters = _each_scatter([warp_exchanger(sig, "scatter_to_striped", t, lanes, block, n, temp_storage)
                               for t in [key_type, *value_types]])
+    if sig.constant_bool(sorted, "sorted"):
+        arrange = _sorted_arranger(sig, key_type, block, lanes, n, is_largest, temp_storage, scatters)
+    else:
+        arrange = _unsorted_arranger(key_type, lanes, n, is_largest, scatters)
     tile = lanes * n
     check_keys = size_check(sig.primitive, "keys", exact=True)
     check_values = array_lengths_check(sig.primitive, "values", n, len(value_types))
@@ -176,13 +187,85 @@ def top_k(keys, k, values=None, threads=None, items_per_thread=None, width=32, l
             valid = valid_items
         else:
             valid = tile
+        arrange(keys, value_arrays, k, valid, temp_storage)
+
+    return impl
+
+
+def _unsorted_arranger(key_type, width, n, largest, scatters):
+    """``arrange(keys, value_arrays, k, valid, temp_storage)``: the select in registers,
+    then the keys and values moved by ``scatters`` where the tile changes."""
+    classify = _classifier(key_type, width, n, largest)
+    ranks_of = _ranker(width, n)
+
+    def arrange(keys, value_arrays, k, valid, temp_storage):
         classes = cuda.local.array(n, np.uint8)
         if classify(keys, classes, k, valid):
             ranks = cuda.local.array(n, np.int32)
             ranks_of(classes, ranks)
             scatters((keys,) + value_arrays, ranks, temp_storage)
 
-    return impl
+    return device_function(arrange)
+
+
+def _sorted_arranger(sig, key_type, threads, width, n, largest, temp_storage, scatters):
+    """``arrange(keys, value_arrays, k, valid, temp_storage)``: the tile sorted, best
+    first: a stable warp merge sort of the keys' ordered bits (those past ``valid``
+    made the worst, so they end last), carrying each key's tile position; the positions
+    sent back where the keys came from say where each key goes, and ``scatters`` moves
+    the keys and values there."""
+    bits_type = radix.bits_type(key_type)
+    word = np.dtype(str(bits_type)).type
+    # (the largest word computed in the kernel: numba-cuda-mlir 0.6 cannot make a 64-bit
+    # constant of 2**63 or more)
+    worst = _zero(word) if largest else _all_ones(word)
+    comparable = _comparable(key_type)
+    scratch, sort = warp_sorter(sig, bits_type, types.int32, threads, width, n, False, temp_storage,
+                                DYNAMIC_TEMP_STORAGE)
+    send_back = warp_exchanger(sig, "scatter_to_striped", types.int32, width, threads, n, temp_storage)
+    compare = operator.gt if largest else operator.lt
+    tile = width * n
+
+    def arrange(keys, value_arrays, k, valid, temp_storage):
+        lane, _ = logical_warp(width)
+        count = min(valid, tile)
+        words = cuda.local.array(n, bits_type)
+        came_from = cuda.local.array(n, np.int32)
+        for i in range(n):
+            words[i] = select(lane * n + i < count, comparable(keys[i]), worst())
+            came_from[i] = lane * n + i
+        sort(words, came_from, compare, tile, 0, scratch(temp_storage), temp_storage)
+        goes_to = cuda.local.array(n, np.int32)
+        for i in range(n):
+            goes_to[i] = lane * n + i
+            came_from[i] = _striped_rank(came_from[i], width, n)
+        send_back(goes_to, goes_to, came_from, temp_storage)
+        for i in range(n):
+            goes_to[i] = _striped_rank(goes_to[i], width, n)
+        scatters((keys,) + value_arrays, goes_to, temp_storage)
+
+    return device_function(arrange)
+
+
+def _zero(word):
+    def zero():
+        return word(0)
+
+    return device_function(zero)
+
+
+def _all_ones(word):
+    def all_ones():
+        return word(~word(0))
+
+    return device_function(all_ones)
+
+
+@device_function
+def _striped_rank(position, width, n):
+    """The rank ``scatter_to_striped`` puts at blocked tile ``position`` (it places rank
+    ``r`` at logical lane ``r % width``, item ``r // width``)."""
+    return np.int32((position % n) * width + position // n)
 
 
 def _classifier(key_type, width, n, largest):
@@ -195,12 +278,10 @@ def _classifier(key_type, width, n, largest):
     bits_type = radix.bits_type(key_type)
     word = np.dtype(str(bits_type)).type
     bits = radix.key_bits(key_type)
-    to_ordered, digit_of = radix.to_ordered(key_type), radix.digit(key_type)
     tile = width * n
     wanted_bit = word(1 if largest else 0)
     up = clamp(UP, width)
-
-    comparable = _comparable(bits, word, to_ordered, digit_of)
+    comparable = _comparable(key_type)
 
     def classify(keys, classes, k, valid):
         lane, mask = logical_warp(width)
@@ -248,9 +329,12 @@ def _classifier(key_type, width, n, largest):
     return device_function(classify)
 
 
-def _comparable(bits, word, to_ordered, digit_of):
+def _comparable(key_type):
     """``comparable(key)``: the key's ordered bits, -0.0 read as +0.0 (read as 16-bit
     digits: a digit is narrower than 32 bits)."""
+    word = np.dtype(str(radix.bits_type(key_type))).type
+    bits = radix.key_bits(key_type)
+    to_ordered, digit_of = radix.to_ordered(key_type), radix.digit(key_type)
     if bits <= 16:
 
         def comparable(key):
@@ -259,14 +343,14 @@ def _comparable(bits, word, to_ordered, digit_of):
 
         def comparable(key):
             ordered = to_ordered(key)
-            return word(word(digit_of(ordered, 16, 16)) << word(16)) | word(digit_of(ordered, 0, 16))
+            return word(word(word(digit_of(ordered, 16, 16)) << word(16)) | word(digit_of(ordered, 0, 16)))
     else:
 
         def comparable(key):
             ordered = to_ordered(key)
-            high = word(word(digit_of(ordered, 48, 16)) << word(16)) | word(digit_of(ordered, 32, 16))
-            low = word(word(digit_of(ordered, 16, 16)) << word(16)) | word(digit_of(ordered, 0, 16))
-            return word(high << word(32)) | low
+            high = word(word(word(digit_of(ordered, 48, 16)) << word(16)) | word(digit_of(ordered, 32, 16)))
+            low = word(word(word(digit_of(ordered, 16, 16)) << word(16)) | word(digit_of(ordered, 0, 16)))
+            return word(word(high << word(32)) | low)
 
     return device_function(comparable)
 
@@ -311,7 +395,7 @@ def _ranker(width, n):
             position = select(is_selected, selected, select(is_other, other, U32(lane * n + i)))
             selected = U32(selected + U32(is_selected))
             other = U32(other + U32(is_other))
-            ranks[i] = np.int32((position % U32(n)) * U32(width) + position // U32(n))
+            ranks[i] = _striped_rank(position, U32(width), U32(n))
 
     return device_function(rank)
 

@@ -395,7 +395,7 @@ def top_k_k_not_an_integer(x, out):
 # -- warp top-k (coop.warp.top_k) -------------------------------------------------------
 
 
-def warp_top_k_kernel(dtype, threads, width, n, largest, partial):
+def warp_top_k_kernel(dtype, threads, width, n, largest, is_sorted, partial):
     T, W, N = threads, width, n
 
     @cuda.jit
@@ -408,25 +408,27 @@ def warp_top_k_kernel(dtype, threads, width, n, largest, partial):
             values[j] = i * N + j
         if partial:
             coop.warp.top_k(keys, x.size % 97, values, threads=T, items_per_thread=N, width=W, largest=largest,
-                            valid_items=x.size % 301)
+                            sorted=is_sorted, valid_items=x.size % 301)
         else:
-            coop.warp.top_k(keys, x.size % 97, values, threads=T, items_per_thread=N, width=W, largest=largest)
+            coop.warp.top_k(keys, x.size % 97, values, threads=T, items_per_thread=N, width=W, largest=largest,
+                            sorted=is_sorted)
         for j in range(N):
             out[i * N + j] = keys[j] + values[j]
 
     return kernel
 
 
-for _name, _threads, _width, _n, _largest, _partial in (
-    ("float32", 128, 32, 8, True, False),
-    ("uint8", 64, 16, 4, False, True),
-    ("int64", 96, 32, 3, True, True),
-    ("float64", 64, 8, 2, False, False),
+for _name, _threads, _width, _n, _largest, _sorted, _partial in (
+    ("float32", 128, 32, 8, True, False, False),
+    ("uint8", 64, 16, 4, False, False, True),
+    ("int64", 96, 32, 3, True, False, True),
+    ("float64", 64, 8, 2, False, False, False),
+    ("int32", 128, 32, 4, True, True, True),
+    ("float16", 64, 16, 3, False, True, False),
 ):
     _np_dtype, _nb_type = SCALARS[_name]
-    case(f"warp_top_k-{_name}-{_threads}-width{_width}x{_n}", (_nb_type[::1], _nb_type[::1]))(
-        warp_top_k_kernel(_np_dtype, _threads, _width, _n, _largest, _partial)
-    )
+    case(f"warp_top_k-{_name}-{_threads}-width{_width}x{_n}{'-sorted' if _sorted else ''}",
+         (_nb_type[::1], _nb_type[::1]))(warp_top_k_kernel(_np_dtype, _threads, _width, _n, _largest, _sorted, _partial))
 
 
 @misuse(

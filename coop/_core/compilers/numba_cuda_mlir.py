@@ -147,15 +147,34 @@ _INTRINSICS_NOT_MADE = {
 }
 
 
+#: Calls numba-cuda-mlir 0.6 fails to compile (an internal compiler error), by a
+#: compile-time argument's value: (primitive, parameter, value) -> what they are.
+_CALLS_NOT_COMPILED = {
+    ("coop.warp.top_k", "sorted", True): "sorted=True (numba-cuda-mlir 0.6 loses the static shared arrays of the "
+                                         "warp exchanges after the merge sort: an internal compiler error; "
+                                         "sorted=False serves)",
+}
+
+
+def _refuse_calls_not_compiled(qualname, signature, args, kwargs):
+    bound = signature.bind_partial(*args, **kwargs).arguments
+    for (name, parameter, value), what in _CALLS_NOT_COMPILED.items():
+        ty = bound.get(parameter)
+        if name == qualname and getattr(ty, "literal_value", None) is value:
+            raise MlirUnsupported(what)
+
+
 def _mlir_generator(qualname, primitive):
     import inspect
 
     from coop._core.errors import CoopError
 
     generator = primitive._coop_generator
+    signature = inspect.signature(primitive)
 
     def generate(*args, **kwargs):
         try:
+            _refuse_calls_not_compiled(qualname, signature, args, kwargs)
             with _numba_cuda_typing():
                 impl = generator(*map(numba_cuda_type, args), **{k: numba_cuda_type(v) for k, v in kwargs.items()})
             if impl is None:
@@ -168,7 +187,7 @@ def _mlir_generator(qualname, primitive):
             raise CoopError(f"{qualname} in a numba-cuda-mlir kernel: {missing} is not supported there yet "
                             f"(README.md, 'numba-cuda-mlir kernels', lists what is)") from None
 
-    generate.__signature__ = inspect.signature(primitive)
+    generate.__signature__ = signature
     return generate
 
 
