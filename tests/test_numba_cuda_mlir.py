@@ -154,6 +154,11 @@ CASES = {
         "items = cuda.local.array(4, x.dtype)\nfor j in range(4):\n    items[j] = x[4 * i + j]\n"
         "coop.warp.exchange.blocked_to_striped(items, items, threads=64, items_per_thread=4)\nfor j in range(4):\n"
         "    out[i // 32 * 128 + 32 * j + cuda.laneid] = items[j]", "x"),
+    "warp.exchange blocked_to_striped, temp_storage": (  # (the warps' parts of a caller's array)
+        "items = cuda.local.array(4, x.dtype)\nfor j in range(4):\n    items[j] = x[4 * i + j]\n"
+        "temp = cuda.shared.array(8192, np.uint8)\n"
+        "coop.warp.exchange.blocked_to_striped(items, items, threads=64, items_per_thread=4, temp_storage=temp)\n"
+        "for j in range(4):\n    out[i // 32 * 128 + 32 * j + cuda.laneid] = items[j]", "x"),
     "block.shuffle.up": (
         LOAD + "coop.block.shuffle.up(items, items, threads=64)\nfor j in range(4):\n    if 4 * i + j >= 1:\n"
         "        out[4 * i + j - 1] = items[j]", "x[:255]"),

@@ -288,8 +288,12 @@ def part_offsets(sig, temp_storage, parts, bytes_per_part, unit):
 
         return device_function(own_offset)
 
+    itemsize = sig.temp_storage(temp_storage).dtype.bitwidth // 8
+
     def shared_offset(temp_storage, part):
-        return part * (temp_storage.nbytes // parts // PART_ALIGNMENT * PART_ALIGNMENT // unit)
+        # (its bytes as its length times its item's size: numba-cuda-mlir 0.6 has no
+        # array.nbytes)
+        return part * (len(temp_storage) * itemsize // parts // PART_ALIGNMENT * PART_ALIGNMENT // unit)
 
     return device_function(shared_offset)
 
