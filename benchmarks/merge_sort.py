@@ -1,14 +1,14 @@
 """coop.block.merge_sort and coop.warp.merge_sort against CUB's BlockMergeSort and
 WarpMergeSort, side by side on one GPU.
 
-    python benchmarks/merge_sort.py [--log2n 26] [--out DIR]
+    python benchmarks/merge_sort.py [--log2n 26] [--out DIR] [--compilers numba-cuda,numba-cuda-mlir]
 
 Per-tile sort of int32 keys (2^26 by default) with ``<``, as a user would write it: block
 sorts 128x4, 256x8, 512x8 between "warp_transpose" block loads and stores; warp sorts
 32x4, 32x8 (four logical warps of 32 lanes a block) between "transpose" warp loads and
 stores; the three calls of a kernel share one ``temp_storage`` array. The CUB side (benchmarks/cub_merge_sort.cu, built here with nvcc) is the same
 kernels with cub::BlockLoad/BlockMergeSort/BlockStore (one TempStorage union) and
-cub::WarpLoad/WarpMergeSort/WarpStore. Timing, checks and cold compile as
+cub::WarpLoad/WarpMergeSort/WarpStore. Timing, checks, cold compile and compilers as
 benchmarks/radix_sort.py's. Prints a Markdown table and writes DIR/merge_sort.jsonl.
 """
 
@@ -80,16 +80,16 @@ def module_for(directory, config):
 
 def time_coop(path, log2n):
     import numpy as np
-    from numba import cuda
 
-    warm_up()
     module = load(path)
-    kernel = cuda.jit(module.SIGNATURE)(module.sort_tiles)
+    cuda = module.cuda
+    warm_up(cuda)
+    kernel = cuda.jit(module.SIGNATURE, cache=True)(module.sort_tiles)  # (compiled by compile_cold)
     n = 1 << log2n
     blocks = n // module.BLOCK_KEYS
     keys = np.random.default_rng(7).integers(-(1 << 31), 1 << 31, n, dtype=np.int64).astype(np.int32)
     d_keys, d_out = cuda.to_device(keys), cuda.device_array_like(keys)
-    seconds = median_launch_seconds(lambda: kernel[blocks, module.THREADS](d_keys, d_out))
+    seconds = median_launch_seconds(lambda: kernel[blocks, module.THREADS](d_keys, d_out), cuda)
     got = d_out.copy_to_host()
     tile = module.TILE
     tiles = n // tile

@@ -1,6 +1,6 @@
 """coop.block.radix_sort against CUB's BlockRadixSort, side by side on one GPU.
 
-    python benchmarks/radix_sort.py [--log2n 26] [--out DIR]
+    python benchmarks/radix_sort.py [--log2n 26] [--out DIR] [--compilers numba-cuda,numba-cuda-mlir]
 
 Per-tile sort of uint32 keys (2^26 by default), as a user would write it: a
 "warp_transpose" block load, the sort, a "warp_transpose" store, sharing one
@@ -12,11 +12,15 @@ The CUB side (benchmarks/cub_radix_sort.cu, built here with nvcc) is the same ke
 cub::BlockLoad/BlockRadixSort/BlockStore and one TempStorage union. Both are timed alike
 (median of 20 launches after 3 warm-ups, CUDA events between back-to-back launches) and
 checked against NumPy's stable sort. Also measured: coop's cold compile time per kernel
-(a fresh process per kernel, after the CUDA context and one trivial kernel). Prints a
-Markdown table and writes DIR/radix_sort.jsonl.
+(a fresh process per kernel, after the CUDA context and one trivial kernel, a few side by
+side; the timing process loads the kernel it compiled from the disk cache). coop's kernels
+are compiled by each compiler of ``--compilers`` (default: those installed; the module
+differs only in its ``cuda`` import), timed in the same run. Prints a Markdown table and
+writes DIR/radix_sort.jsonl.
 """
 
 import argparse
+import concurrent.futures
 import json
 import os
 import pathlib
@@ -28,6 +32,11 @@ import time
 
 HERE = pathlib.Path(__file__).resolve().parent
 REPO = HERE.parent
+sys.path.insert(0, str(HERE))
+from coop_tiles import COMPILERS, default_compilers, parse_compilers  # noqa: E402
+
+#: The kernel modules' imports (numba-cuda's), made each compiler's by ``for_compiler``.
+NUMBA_CUDA_IMPORTS = "from numba import cuda\nimport coop\n"
 CONFIGS = [  # (threads, items, values, descending)
     (128, 1, False, False),
     (128, 4, False, False),
@@ -102,10 +111,13 @@ def load(path):
     return module
 
 
-def warm_up():
-    """The CUDA context and Numba's and NVVM's one-time setup, outside what is timed."""
+def warm_up(cuda=None):
+    """The CUDA context and the compiler's (``cuda``'s, default numba-cuda's) one-time
+    setup, outside what is timed."""
     import numpy as np
-    from numba import cuda
+
+    if cuda is None:
+        from numba import cuda
 
     @cuda.jit("void(int32[::1])")
     def trivial(x):
@@ -115,19 +127,35 @@ def warm_up():
     cuda.synchronize()
 
 
-def jit(module):
-    """The module's kernel, compiled: at 1024 threads with launch bounds (64 registers a
-    thread, as CUB's ``__launch_bounds__``; without, a 1024-thread launch may not fit)."""
-    from numba import cuda
+def jit(module, cache=True):
+    """The module's kernel, compiled by the module's ``cuda``: at 1024 threads with launch
+    bounds where the compiler takes them (numba-cuda: 64 registers a thread, as CUB's
+    ``__launch_bounds__``; without, a 1024-thread launch may not fit)."""
+    import inspect
 
-    bounds = {"launch_bounds": module.THREADS} if module.THREADS == 1024 else {}
-    return cuda.jit(module.SIGNATURE, **bounds)(module.sort_tiles)
+    jit = module.cuda.jit
+    takes_bounds = "launch_bounds" in inspect.signature(jit).parameters
+    bounds = {"launch_bounds": module.THREADS} if module.THREADS == 1024 and takes_bounds else {}
+    return jit(module.SIGNATURE, cache=cache, **bounds)(module.sort_tiles)
+
+
+def for_compiler(path, compiler):
+    """The kernel module ``path`` (importing numba-cuda's ``cuda``) for ``compiler`` (a
+    name of coop_tiles' COMPILERS): the same source, importing that compiler's ``cuda``
+    after coop."""
+    if compiler == "numba-cuda":
+        return path
+    text = path.read_text()
+    assert NUMBA_CUDA_IMPORTS in text, path
+    made = path.with_name(f"{COMPILERS[compiler].module_prefix}_{path.name}")
+    made.write_text(text.replace(NUMBA_CUDA_IMPORTS, f"import coop\n{COMPILERS[compiler].cuda_import}\n"))
+    return made
 
 
 def compile_cold(path):
     """(In a fresh process:) seconds to compile and load the kernel of ``path``."""
-    warm_up()
     module = load(pathlib.Path(path))
+    warm_up(module.cuda)
     start = time.perf_counter()
     kernel = jit(module)
     kernel.overloads  # noqa: B018 (compiled eagerly by the signature)
@@ -153,10 +181,11 @@ def json_lines(command):
     return [json.loads(line) for line in run.stdout.splitlines() if line.startswith("{")]
 
 
-def median_launch_seconds(launch):
+def median_launch_seconds(launch, cuda=None):
     """Seconds per launch: the median of 20 back-to-back launches (CUDA events between
-    them) after 3 warm-ups."""
-    from numba import cuda
+    them, of ``cuda``, default numba-cuda's) after 3 warm-ups."""
+    if cuda is None:
+        from numba import cuda
 
     for _ in range(3):
         launch()
@@ -167,15 +196,15 @@ def median_launch_seconds(launch):
         launch()
         events[r + 1].record()
     events[-1].synchronize()
-    return statistics.median(cuda.event_elapsed_time(events[r], events[r + 1]) for r in range(20)) * 1e-3
+    return statistics.median(events[r].elapsed_time(events[r + 1]) for r in range(20)) * 1e-3
 
 
 def time_coop(path, log2n):
     import numpy as np
-    from numba import cuda
 
-    warm_up()
     module = load(path)
+    cuda = module.cuda
+    warm_up(cuda)
     kernel = jit(module)
     n = 1 << log2n
     tile = module.TILE
@@ -191,7 +220,7 @@ def time_coop(path, log2n):
     arguments = (d_keys, d_keys_out, d_values, d_values_out)
     if module.DYNAMIC_BYTES:
         coop.allow_dynamic_shared_memory(kernel, module.DYNAMIC_BYTES, *arguments)
-    seconds = median_launch_seconds(lambda: kernel[tiles, module.THREADS, 0, module.DYNAMIC_BYTES](*arguments))
+    seconds = median_launch_seconds(lambda: kernel[tiles, module.THREADS, 0, module.DYNAMIC_BYTES](*arguments), cuda)
     got, got_values = d_keys_out.copy_to_host(), d_values_out.copy_to_host()
     ok = True
     for t in (0, tiles // 2, tiles - 1):
@@ -209,15 +238,18 @@ def time_coop(path, log2n):
 def side_by_side(argv, description, script, configs, module_for, name, time_coop, cub_source, cub_config, out_name):
     """The driver of a coop-against-CUB sort benchmark: for each configuration, coop's
     kernel (a module ``module_for(dir, config)`` writes) compiled cold and timed, each in
-    a fresh process (``script --child``, which ``time_coop(path, log2n)`` serves); then
-    the CUB program ``cub_source`` built with nvcc and run, its JSON lines matched to
-    coop's rows by ``cub_config(row)`` (a configuration's ``name``). Prints a Markdown
-    table and writes ``DIR/out_name``."""
+    a fresh process (``script --child``, which ``time_coop(path, log2n)`` serves), by
+    each compiler of ``--compilers``; then the CUB program ``cub_source`` built with nvcc
+    and run, its JSON lines matched to coop's rows by ``cub_config(row)`` (a
+    configuration's ``name``). Prints a Markdown table and writes ``DIR/out_name``."""
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--log2n", type=int, default=26)
     parser.add_argument("--out", default=".")
+    parser.add_argument("--compilers", type=parse_compilers, default=None,
+                        help="comma-separated: numba-cuda, numba-cuda-mlir (default: those installed)")
     parser.add_argument("--child", nargs=2, metavar=("WHAT", "PATH"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    compilers = args.compilers or default_compilers()
     if args.child:
         what, path = args.child
         result = compile_cold(path) if what == "compile" else time_coop(pathlib.Path(path), args.log2n)
@@ -234,7 +266,7 @@ def side_by_side(argv, description, script, configs, module_for, name, time_coop
     env = dict(os.environ, PYTHONPATH=f"{REPO}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
 
     def child(what, path):
-        env_child = dict(env, NUMBA_CACHE_DIR=str(work / "cache" / what / path.stem))
+        env_child = dict(env, NUMBA_CACHE_DIR=str(work / "cache" / path.stem))
         done = subprocess.run([sys.executable, script, "--log2n", str(args.log2n), "--child", what, str(path)],
                               env=env_child, capture_output=True, text=True)
         for line in done.stdout.splitlines():
@@ -242,13 +274,31 @@ def side_by_side(argv, description, script, configs, module_for, name, time_coop
                 return json.loads(line[7:])
         raise RuntimeError(f"{what} {path.name} failed:\n{done.stdout}\n{done.stderr}")
 
+    def compile_cold_s(path):
+        try:
+            return child("compile", path)
+        except RuntimeError as error:
+            return error
+
+    # compiled cold a few side by side (numba-cuda-mlir takes up to a minute a kernel),
+    # then timed one at a time, each loading its kernel from the disk cache
+    paths = {(config, compiler): for_compiler(module_for(work, config), compiler)
+             for config in configs for compiler in compilers}
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:
+        colds = dict(zip(paths, pool.map(compile_cold_s, paths.values())))
     rows = []
-    for config in configs:
-        path = module_for(work, config)
-        cold = child("compile", path)
-        timing = child("time", path)
-        rows.append({"impl": "coop", "config": name(*config), "compile_cold_s": cold, **timing})
-        print(json.dumps(rows[-1]), flush=True)
+    for (config, compiler), path in paths.items():
+        row = {"impl": "coop", "compiler": compiler, "config": name(*config)}
+        try:
+            if isinstance(colds[config, compiler], RuntimeError):
+                raise colds[config, compiler]
+            row.update(compile_cold_s=colds[config, compiler], **child("time", path))
+        except RuntimeError as error:
+            if compiler == "numba-cuda":
+                raise
+            row["error"] = str(error)[-2000:]  # (the other compilers' failures are reported in the table)
+        rows.append(row)
+        print(json.dumps(row), flush=True)
     if nvcc.wait() != 0:
         raise SystemExit("nvcc failed")
     cub = subprocess.run([str(cub_binary), str(args.log2n)], capture_output=True, text=True, check=True)
@@ -261,16 +311,36 @@ def side_by_side(argv, description, script, configs, module_for, name, time_coop
     with open(out / out_name, "w") as f:
         for row in rows + list(cub_rows.values()):
             f.write(json.dumps(row) + "\n")
-    print("\n| configuration | coop Gkeys/s | CUB Gkeys/s | coop/CUB | regs coop/CUB | smem coop/CUB (B) "
-          "| coop compile cold (s) | check |")
-    print("|---|--:|--:|--:|--:|--:|--:|---|")
-    for row in rows:
-        c = cub_rows.get(row["config"], {})
-        ratio = row["gkeys"] / c["gkeys"] if c else float("nan")
-        print(f"| {row['config']} | {row['gkeys']:.1f} | {c.get('gkeys', float('nan')):.1f} | **{ratio:.3f}** "
-              f"| {row['regs']}/{c.get('regs')} | {row['smem']}/{c.get('smem')} | {row['compile_cold_s']:.2f} "
-              f"| {row['check']}/{c.get('check')} |")
+    print()
+    print(sort_table(rows, cub_rows, compilers))
     return 0
+
+
+def sort_table(rows, cub_rows, compilers):
+    """The Markdown table of coop's rows (one per configuration and compiler) beside CUB's:
+    each compiler's Gkeys/s and ratio to CUB; registers, shared memory, cold compile
+    time and checks as coop's compilers' then CUB's."""
+    short = {"numba-cuda": "coop", "numba-cuda-mlir": "mlir"}
+    names = [short[compiler] for compiler in compilers]
+    head = ["configuration"] + [f"{n} Gkeys/s" for n in names] + ["CUB Gkeys/s"] + [f"{n}/CUB" for n in names] + [
+        f"regs {'/'.join(names)}/CUB", f"smem {'/'.join(names)}/CUB (B)", f"compile cold {'/'.join(names)} (s)",
+        "check"]
+    lines = ["| " + " | ".join(head) + " |", "|---|" + "--:|" * (len(head) - 2) + "---|"]
+    for config in dict.fromkeys(row["config"] for row in rows):
+        mine = [next((r for r in rows if r["config"] == config and r["compiler"] == c), {}) for c in compilers]
+        c = cub_rows.get(config, {})
+
+        def each(key, form, with_cub=False):
+            values = [r.get(key) for r in mine] + ([c.get(key)] if with_cub else [])
+            return "/".join("—" if v is None else format(v, form) for v in values)
+
+        speeds = ["—" if "gkeys" not in r else f"{r['gkeys']:.1f}" for r in mine]
+        ratios = ["—" if "gkeys" not in r or not c else f"**{r['gkeys'] / c['gkeys']:.3f}**" for r in mine]
+        checks = ["error" if "error" in r else r.get("check", "—") for r in mine] + [c.get("check", "—")]
+        lines.append("| " + " | ".join([config, *speeds, f"{c.get('gkeys', float('nan')):.1f}", *ratios,
+                                         each("regs", "", True), each("smem", "", True), each("compile_cold_s", ".2f"),
+                                         "/".join(checks)]) + " |")
+    return "\n".join(lines)
 
 
 def main(argv=None):

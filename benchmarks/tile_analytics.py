@@ -4,6 +4,7 @@ BlockRunLengthDecode, side by side on one GPU.
 
     python benchmarks/tile_analytics.py [--log2n 28] [--log2n-items 26] [--out DIR] [--quick]
                                         [--kernels histogram,flag_heads,...] [--sim-check]
+                                        [--compilers numba-cuda,numba-cuda-mlir]
 
 One tile per block, as a user would write it, the tile loaded (and stored) "warp_transpose"
 and one ``temp_storage`` array shared by the load, the store and the primitive (CUB: one
@@ -27,14 +28,17 @@ The CUB side is benchmarks/cub_tile_analytics.cu, built here with nvcc (headers 
 $CCCL_INCLUDE). Timing as benchmarks/radix_sort.py's (median of 20 launches after 3
 warm-ups, CUDA events between back-to-back launches), each coop kernel in a fresh process.
 Every output is checked whole against NumPy (np.bincount, heads, differences, np.repeat,
-the runs of each tile). Gitems/s counts samples, items, or decoded items (decode). Prints a
-Markdown table and writes DIR/tile_analytics.jsonl.
+the runs of each tile). Gitems/s counts samples, items, or decoded items (decode). coop's
+kernels are compiled by each compiler of ``--compilers`` (default: those installed; the
+module differs only in its ``cuda`` import), timed in the same run. Prints a Markdown table
+and writes DIR/tile_analytics.jsonl.
 
 ``--sim-check`` runs only coop's kernels, two tiles each, once, untimed, and checks them
 (for the CUDA simulator: NUMBA_ENABLE_CUDASIM=1 is set for the kernel processes).
 """
 
 import argparse
+import concurrent.futures
 import json
 import math
 import os
@@ -46,7 +50,8 @@ import tempfile
 HERE = pathlib.Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(HERE))
-from radix_sort import load, median_launch_seconds, warm_up  # noqa: E402
+from radix_sort import (default_compilers, for_compiler, load, median_launch_seconds,  # noqa: E402
+                        parse_compilers, warm_up)
 
 BINS = 256
 SKEWED_BIN = 7
@@ -234,15 +239,21 @@ def tile_heads(x, tile):
     return heads
 
 
+def compile_kernel(path):
+    """Compile the kernel of ``path`` into the disk cache (as the timing process will ask)."""
+    module = load(path)
+    module.cuda.jit(module.SIGNATURE, cache=True)(module.kernel).overloads  # noqa: B018 (compiled eagerly)
+
+
 def time_coop(path, args):
     """Time (or, with --sim-check, run once) the kernel of ``path`` on its data sets and
     check the outputs. Returns a list of rows."""
     import numpy as np
-    from numba import cuda
 
-    warm_up()
     module = load(path)
-    kernel = cuda.jit(module.SIGNATURE)(module.kernel)
+    cuda = module.cuda
+    warm_up(cuda)
+    kernel = cuda.jit(module.SIGNATURE, cache=True)(module.kernel)  # (from the disk cache: compiled by compile)
     kind, threads, tile = module.KIND, module.THREADS, module.TILE
     rng = np.random.default_rng(7)
     sim = args.sim_check
@@ -252,7 +263,7 @@ def time_coop(path, args):
             launch()
             cuda.synchronize()
             return float("nan")
-        return median_launch_seconds(launch)
+        return median_launch_seconds(launch, cuda)
 
     def row(count, seconds, ok, data="", **extra):
         try:
@@ -332,23 +343,39 @@ def time_coop(path, args):
 
 
 def table(rows, cub_rows):
+    """coop's rows (numba-cuda's; numba-cuda-mlir's, where run, in columns of their own)
+    beside CUB's."""
+    mlir_rows = {row["config"]: row for row in rows if row["compiler"] == "numba-cuda-mlir"}
+    rows = [row for row in rows if row["compiler"] == "numba-cuda"]
+    with_mlir = bool(mlir_rows)
+
     def ms(row):
-        return f"{row['seconds'] * 1e3:.3f}" if row and not math.isnan(row["seconds"]) else "—"
+        return f"{row['seconds'] * 1e3:.3f}" if row and not math.isnan(row.get("seconds", math.nan)) else "—"
 
     def gitems(row):
-        return f"{row['gitems']:.1f}" if row and not math.isnan(row["seconds"]) else "—"
+        return f"{row['gitems']:.1f}" if row and not math.isnan(row.get("seconds", math.nan)) else "—"
 
-    lines = ["| configuration | coop ms | CUB ms | CUB/coop | coop Gitems/s | CUB Gitems/s | regs coop/CUB "
-             "| smem coop/CUB (B) | check coop/CUB |", "|---|--:|--:|--:|--:|--:|--:|--:|---|"]
+    def ratio(c, row):
+        return f"**{c['seconds'] / row['seconds']:.3f}**" if c and row and row.get("seconds") else "—"
+
+    mlir_head = " mlir ms | CUB/mlir | mlir Gitems/s |" if with_mlir else ""
+    lines = ["| configuration | coop ms | CUB ms | CUB/coop |" + mlir_head + " coop Gitems/s | CUB Gitems/s "
+             f"| regs coop/{'mlir/' * with_mlir}CUB | smem coop/{'mlir/' * with_mlir}CUB (B) "
+             f"| check coop/{'mlir/' * with_mlir}CUB |", "|---|--:|--:|--:|" + "--:|--:|--:|" * with_mlir
+             + "--:|--:|--:|--:|---|"]
     for row in rows:
         if row["kernel"] == "rl_encode":
             continue
         c = cub_rows.get(row["config"])
-        ratio = f"**{c['seconds'] / row['seconds']:.3f}**" if c and row.get("seconds") else "—"
-        lines.append(f"| {row['config']} | {ms(row)} | {ms(c)} | {ratio} | {gitems(row)} | {gitems(c)} "
-                     f"| {row.get('regs')}/{c and c['regs']} | {row.get('smem')}/{c and c['smem']} "
-                     f"| {row['check']}/{c and c['check']} |")
-    encodes = [row for row in rows if row["kernel"] == "rl_encode"]
+        sides = [row, mlir_rows.get(row["config"], {})] if with_mlir else [row]
+        mlir = f" {ms(sides[1])} | {ratio(c, sides[1])} | {gitems(sides[1])} |" if with_mlir else ""
+
+        def each(key):
+            return "/".join(str(side.get(key, side.get("error") and "error")) for side in sides) + f"/{c and c[key]}"
+
+        lines.append(f"| {row['config']} | {ms(row)} | {ms(c)} | {ratio(c, row)} |{mlir} {gitems(row)} | {gitems(c)} "
+                     f"| {each('regs')} | {each('smem')} | {each('check')} |")
+    encodes = [row for row in rows if row["kernel"] == "rl_encode"]  # (numba-cuda's)
     if encodes:
         lines += ["", "run_length_encode (coop only) against a copy of the same tiles (warp_transpose load + store):",
                   "", "| configuration | encode ms | coop copy ms | CUB copy ms | encode Gitems/s "
@@ -373,12 +400,18 @@ def main(argv=None):
     parser.add_argument("--out", default=".")
     parser.add_argument("--sim-check", action="store_true",
                         help="coop only, two tiles a kernel, run once and checked (NUMBA_ENABLE_CUDASIM=1)")
+    parser.add_argument("--compilers", type=parse_compilers, default=None,
+                        help="comma-separated: numba-cuda, numba-cuda-mlir (default: those installed)")
     parser.add_argument("--child", metavar="PATH", help=argparse.SUPPRESS)
+    parser.add_argument("--compile-child", metavar="PATH", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.quick:
         args.log2n, args.log2n_items = min(args.log2n, 24), min(args.log2n_items, 22)
     if args.child:
         print("RESULT " + json.dumps(time_coop(pathlib.Path(args.child), args)))
+        return 0
+    if args.compile_child:
+        compile_kernel(pathlib.Path(args.compile_child))
         return 0
 
     kinds = set(filter(None, args.kernels.split(",")))
@@ -398,25 +431,36 @@ def main(argv=None):
     sizes = ["--log2n", str(args.log2n), "--log2n-items", str(args.log2n_items)] + (
         ["--sim-check"] if args.sim_check else [])
 
-    rows, failed = [], False
-    for config in configs:
-        path = module_for(work, config)
-        done = subprocess.run([sys.executable, __file__, *sizes, "--child", str(path)],
+    paths = [for_compiler(module_for(work, config), compiler) for config in configs
+             for compiler in args.compilers or default_compilers()]
+
+    def run_child(option, path):
+        return subprocess.run([sys.executable, __file__, *sizes, option, str(path)],
                               env=dict(env, NUMBA_CACHE_DIR=str(work / "cache" / path.stem)),
                               capture_output=True, text=True)
+
+    # compiled a few side by side (numba-cuda-mlir takes up to a minute a kernel), then
+    # each timed alone, loading its kernel from the disk cache
+    if not args.sim_check:
+        with concurrent.futures.ThreadPoolExecutor(4) as pool:
+            list(pool.map(lambda path: run_child("--compile-child", path), paths))
+    rows, failed = [], False
+    for path, compiler in zip(paths, [c for _ in configs for c in args.compilers or default_compilers()]):
+        done = run_child("--child", path)
         result = next((json.loads(line[7:]) for line in done.stdout.splitlines() if line.startswith("RESULT ")), None)
         if result is None:
             failed = True
             print(f"{path.name} failed:\n{done.stdout}\n{done.stderr}", file=sys.stderr, flush=True)
             continue
         for row in result:
-            rows.append({"impl": "coop", "config": name(row["kernel"], row["threads"], row["items"],
-                                                          row["algorithm"], row["data"]), **row})
+            rows.append({"impl": "coop", "compiler": compiler, "config": name(
+                row["kernel"], row["threads"], row["items"], row["algorithm"], row["data"]), **row})
             failed |= row["check"] != "ok"
             print(json.dumps(rows[-1]), flush=True)
     for row in rows:
         if row["kernel"] == "rl_encode":
-            copy = next((r for r in rows if r["config"] == name("copy", row["threads"], row["items"])), None)
+            copy = next((r for r in rows if r["config"] == name("copy", row["threads"], row["items"])
+                         and r["compiler"] == row["compiler"]), None)
             if copy and not math.isnan(row["seconds"]):
                 row["copy_seconds"] = copy["seconds"]
                 row["ratio_to_copy"] = copy["seconds"] / row["seconds"]

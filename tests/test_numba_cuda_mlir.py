@@ -297,11 +297,12 @@ else:
 #: Cases whose numba-cuda-mlir PTX uses local memory where numba-cuda's uses none (noted
 #: in the README): numba-cuda-mlir 0.6 keeps a variable in memory where a branching
 #: operator (coop.ops.min, max) is called in both arms of a branch (the butterfly of
-#: all_reduce and of the warp_scans block scan), the merge sorts' items arrays, and the
-#: ranking of the histogram's 8-bit keys and of the sorted top-k's (flag, key) words (two
-#: arrays of 4 words stored to, never read).
-LOCAL_MEMORY = {"warp.all_reduce min", "block.inclusive_scan max, warp_scans", "block.merge_sort", "warp.merge_sort",
-                "block.histogram sort", "block.histogram sort, accumulated", "block.top_k sorted"}
+#: all_reduce and of the warp_scans block scan), and the ranking of the histogram's 8-bit
+#: keys and of the sorted top-k's (flag, key) words (two arrays of 4 words stored to,
+#: never read). (The merge sorts' serial merge, once such a case, now chooses each value
+#: through a function returning it: none.)
+LOCAL_MEMORY = {"warp.all_reduce min", "block.inclusive_scan max, warp_scans", "block.histogram sort",
+                "block.histogram sort, accumulated", "block.top_k sorted"}
 #: ... and where numba-cuda-mlir uses an NVVM older than CUDA 13.5's (PTX ISA 9.5, the cu13
 #: wheels' of CI): CUDA 13.0's (ISA 9.0, the GPU machine's) leaves some of the radix
 #: rankings' state in local memory (8 bytes in the sort, 26 in the "match" ranking; the
@@ -483,6 +484,74 @@ def test_simulator_reports_a_misused_collective_in_an_mlir_kernel():
     assert "coop.warp.sum: width must be a power of two from 1 to 32 (1, 2, 4, 8, 16, 32), got 12" in twelve, twelve
 
 
+DEBUG_KERNELS = """
+    @cuda.jit
+    def launch_mismatch(x, out):
+        i = cuda.grid(1)
+        out[i] = coop.block.all_sum(x[i], threads=128)
+
+    @cuda.jit
+    def short_output(x, out, n):
+        items = cuda.local.array(4, np.int32)
+        for k in range(4):
+            items[k] = x[k]
+        i = cuda.grid(1)
+        coop.thread.inclusive_sum(items, out[4 * i : 4 * i + n])
+"""
+
+#: each kernel's launch, and what it prints in debug mode
+DEBUG_LAUNCHES = {
+    "launch_mismatch": ("launch_mismatch[1, 256](np.ones(1024, np.int32), np.zeros(256, np.int32))",
+                        "coop.block.all_sum: threads=128 but the block has 256 threads; threads must be the block's "
+                        "thread count"),
+    "short_output": ("short_output[1, 32](np.ones(1024, np.int32), np.zeros(1024, np.int32), 3)",
+                     "coop.thread.inclusive_sum: output holds 3 items, it needs at least 4"),
+}
+
+
+@pytest.mark.parametrize("debug", [False, True])
+def test_debug_mode_traps_in_an_mlir_kernel_with_numba_cudas_message(debug):
+    """coop.config.debug in numba-cuda-mlir kernels: the launch checked against
+    ``threads=`` and lengths known only at run time, the message printed and the kernel
+    trapped, as in numba-cuda's (tests/test_simulator_debugger.py); nothing of it with
+    debug mode off. On a GPU the kernels run; without one their PTX is read (the
+    message is in a printf format there, ``%lld`` for the numbers)."""
+    if gpu_available():
+        for launch, message in DEBUG_LAUNCHES.values():
+            run = _run(DEBUG_KERNELS + f"""
+    coop.config.debug = {debug}
+    {launch}
+    cuda.synchronize()
+    print("NO TRAP")
+    """)
+            said = run.stdout + run.stderr
+            if debug:
+                assert run.returncode != 0 and "NO TRAP" not in run.stdout and message in said, said[-3000:]
+            else:
+                assert "NO TRAP" in run.stdout and "coop." not in said, said[-3000:]
+        return
+    run = _run(DEBUG_KERNELS + f"\n    coop.config.debug = {debug}\n" + r"""
+    import re
+    arrays = (types.int32[::1],) * 2
+    for kernel, argument_types in ((launch_mismatch, arrays), (short_output, arrays + (types.int64,))):
+        ptx = compile_ptx(kernel, argument_types)
+        formats = [bytes(map(int, text.split(","))).rstrip(b"\0").decode()
+                   for text in re.findall(r"printfFormat_\d+\[\d+\] = \{([^}]*)\}", ptx)]
+        print(kernel.__name__, ptx.count("trap;"), " | ".join(formats).replace("\n", " "))
+    """)
+    assert run.returncode == 0, run.stderr[-4000:]
+    lines = run.stdout.splitlines()
+    assert [line.split(" ", 1)[0] for line in lines] == list(DEBUG_LAUNCHES), run.stdout
+    for line in lines:
+        name, traps, formats = line.split(" ", 2)
+        expected = DEBUG_LAUNCHES[name][1].replace("256", "%lld").replace("3 items", "%lld items").replace(
+            "least 4", "least %lld")
+        if debug:
+            assert int(traps) > 0 and expected in formats, line
+        else:
+            assert traps == "0" and formats == "", line
+
+
 def test_mlir_cuda_imported_before_coop_is_not_simulated_and_a_warning_says_so():
     script = ("import warnings\nwarnings.simplefilter('always')\nfrom numba_cuda_mlir import cuda\nimport coop\n"
               "print(coop.SIMULATOR, cuda is __import__('numba').cuda)")
@@ -620,8 +689,6 @@ REFUSED = [
      "of the warp exchanges after the merge sort: an internal compiler error; sorted=False serves) is not supported "
      "there yet"),
     ("coop.warp.exclusive_sum(items)", "coop.warp.exclusive_sum: output is required with an items array"),
-    ("coop.block.sum(x[0], threads=64)  # debug",
-     "coop.block.sum in a numba-cuda-mlir kernel: debug mode (coop.config.debug) is not supported there yet"),
 ]
 
 
@@ -636,7 +703,6 @@ def refusals():
                 out[0] = 0
                 {call}
 
-            coop.config.debug = {"# debug" in call}
             try:
                 compile_ptx(kernel, (types.float64[::1],) * 2)
                 print("{number}: compiled")

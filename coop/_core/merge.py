@@ -101,6 +101,12 @@ def merge_rounds(threads):
 
 
 @device_function
+def chosen(condition, if_true, if_false):
+    """``if_true if condition else if_false``."""
+    return if_true if condition else if_false
+
+
+@device_function
 def fill_past_valid(keys, rank, n, valid_items, oob_default, compare):
     """A partial tile (CUB's Sort with valid_items): the thread's keys at tile positions
     ``>= valid_items`` take the largest of its valid keys and ``oob_default`` (which
@@ -174,16 +180,18 @@ def merge_sort_through(keys, values, compare, buffer, load_key, load_value, base
         key2 = load_key(buffer, base + at2)
         for i in range(n):
             take2 = at2 < end2 and (at1 >= end1 or compare(key2, key1))
-            if take2:
-                keys[i] = key2
-                indices[i] = at2
-                at2 = I32(at2 + 1)
-                key2 = load_key(buffer, base + at2)
-            else:
-                keys[i] = key1
-                indices[i] = at1
-                at1 = I32(at1 + 1)
-                key1 = load_key(buffer, base + at1)
+            # each value chosen by a function returning it, not assigned in both arms of
+            # a branch: numba-cuda-mlir 0.6 kept such variables in local memory (8x
+            # slower than CUB); numba-cuda's code gained too (fewer branches and shared
+            # loads: BENCHMARKS.md, "Block and warp merge sort")
+            at = chosen(take2, at2, at1)
+            keys[i] = chosen(take2, key2, key1)
+            indices[i] = at
+            following = load_key(buffer, base + I32(at + 1))
+            key2 = chosen(take2, following, key2)
+            key1 = chosen(take2, key1, following)
+            at2 = chosen(take2, I32(at2 + 1), at2)
+            at1 = chosen(take2, at1, I32(at1 + 1))
         if with_values:
             sync(mask)
             for i in range(n):

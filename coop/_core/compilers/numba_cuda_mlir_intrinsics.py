@@ -176,9 +176,16 @@ def _scalar(ty):
     return as_dtype(ty).type
 
 
-@functools.lru_cache(maxsize=None)
 def from_recipe(name, args):
-    """numba-cuda-mlir code for the intrinsic ``numba_cuda_intrinsics.<name>(*args)``."""
+    """numba-cuda-mlir code for the intrinsic ``numba_cuda_intrinsics.<name>(*args)``
+    (the checks' as ``coop.config.debug`` is now: numba-cuda's read it as they compile)."""
+    from coop._core.config import config
+
+    return _made(name, args, config.debug if name in _CHECKS else None)
+
+
+@functools.lru_cache(maxsize=None)
+def _made(name, args, debug):
     make = _RECIPES.get(name)
     if make is None:
         raise MlirUnsupported(f"the intrinsic {name}")
@@ -801,36 +808,89 @@ def _unrolled_loop(count, body):
 
 
 def _launch_check(message, threads):
-    """Nothing: numba-cuda's ``launch_check`` checks the block's size in debug mode only,
-    which this adapter does not serve yet (numba-cuda-mlir 0.6 fails to lower the
-    checks)."""
-    _refuse_debug_mode()
+    """``check()``: in debug mode, a block of other than ``threads`` threads prints
+    ``message`` (a printf format taking the block's thread count) and traps, as
+    numba-cuda's ``launch_check``; otherwise nothing."""
+    from coop._core.config import config
+
+    if not config.debug:
+        return passable(_nothing)
+    from numba_cuda_mlir import cuda
+
+    report = _reporter(message, 1)
 
     def check():
-        pass
+        count = np.int64(cuda.blockDim.x) * np.int64(cuda.blockDim.y) * np.int64(cuda.blockDim.z)
+        if count != threads:
+            report(count)
+            cuda.experimental.inline_ptx("trap;")
 
     return passable(check)
 
 
 def _size_check(symbol, message, unit, exact):
-    """Nothing: numba-cuda's ``size_check`` fails the link where an array of known
-    length is too short, and traps in debug mode; numba-cuda-mlir types every array
-    variable with a dynamic length and has no ``llvm.is.constant``, and fails to lower
-    the debug-mode checks."""
-    _refuse_debug_mode()
-
-    def check(array, minimum):
-        pass
-
-    return passable(check)
-
-
-def _refuse_debug_mode():
+    """``check(array, minimum)``: in debug mode, an array of other than (with ``exact``)
+    or fewer than ``minimum`` items (or bytes, ``unit``) prints ``message`` (a printf
+    format taking the size and the minimum) and traps, as numba-cuda's ``size_check``
+    does for sizes known only at run time; otherwise nothing. (numba-cuda's also fails
+    the link where the length is a known constant: numba-cuda-mlir types every array
+    variable with a dynamic length and has no ``llvm.is.constant``.)"""
     from coop._core.config import config
 
-    if config.debug:
-        raise MlirUnsupported("debug mode (coop.config.debug)")
+    if not config.debug:
+        return passable(_ignored)
+    from numba_cuda_mlir import cuda
 
+    report = _reporter(message, 2)
+
+    def typer(array, minimum):
+        itemsize = array.dtype.bitwidth // 8 if unit == "bytes" else 1
+
+        def check(array, minimum):
+            size = np.int64(len(array)) * itemsize
+            if (size != minimum) if exact else (size < minimum):
+                report(size, np.int64(minimum))
+                cuda.experimental.inline_ptx("trap;")
+
+        return check
+
+    return passable(caller(_ignored, typed_function(typer)))
+
+
+def _nothing():
+    pass
+
+
+def _ignored(array, minimum):
+    pass
+
+
+def _reporter(message, count):
+    """An intrinsic printing ``message`` (a printf format taking ``count`` 64-bit
+    integers) with its arguments, made ``int64`` (MLIR's ``gpu.printf``: numba-cuda-mlir's
+    ``print`` separates its arguments with spaces and has no format)."""
+    from numba_cuda_mlir.extending import intrinsic
+    from numba_cuda_mlir.numba_cuda import types as M
+
+    def codegen(lower, target, args, kwargs):
+        from numba_cuda_mlir._mlir.dialects import gpu
+        from numba_cuda_mlir._mlir.extras import types as T
+        from numba_cuda_mlir.lowering_utilities import convert
+
+        gpu.printf(message + "\n", *(convert(value, T.i64()) for value in lower.load_vars(args)))
+
+    def typing(typingctx, *values):
+        if len(values) != count or not all(isinstance(value, M.Integer) for value in values):
+            return None
+        return M.void(*values), codegen
+
+    scope = {"typing": typing}
+    names = ", ".join(f"v{k}" for k in range(count))
+    exec(f"def report(typingctx, {names}):\n    return typing(typingctx, {names})\n", scope)
+    return intrinsic(scope["report"])
+
+
+_CHECKS = ("launch_check", "size_check")
 
 _RECIPES = {
     "shuffle": _shuffle,
