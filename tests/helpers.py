@@ -54,6 +54,32 @@ def expect_link_error(symbol):
         pytest.skip("this NVVM cannot fold llvm.is.constant: arrays too small go unchecked")
 
 
+#: Kernels that debug mode (``coop.config.debug``) traps in, source for either compiler's
+#: ``cuda`` (tests/test_simulator_debugger.py, tests/test_numba_cuda_mlir.py), and each
+#: one's launch and the message it prints.
+DEBUG_KERNELS = """
+@cuda.jit
+def launch_mismatch(x, out):
+    i = cuda.grid(1)
+    out[i] = coop.block.all_sum(x[i], threads=128)
+
+@cuda.jit
+def short_output(x, out, n):
+    items = cuda.local.array(4, np.int32)
+    for k in range(4):
+        items[k] = x[k]
+    i = cuda.grid(1)
+    coop.thread.inclusive_sum(items, out[4 * i : 4 * i + n])
+"""
+DEBUG_LAUNCHES = {
+    "launch_mismatch": ("launch_mismatch[1, 256](np.ones(1024, np.int32), np.zeros(256, np.int32))",
+                        "coop.block.all_sum: threads=128 but the block has 256 threads; threads must be the block's "
+                        "thread count"),
+    "short_output": ("short_output[1, 32](np.ones(1024, np.int32), np.zeros(1024, np.int32), 3)",
+                     "coop.thread.inclusive_sum: output holds 3 items, it needs at least 4"),
+}
+
+
 INTEGER_DTYPES = [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64]
 FLOAT_DTYPES = [np.float16, np.float32, np.float64]
 COMPLEX_DTYPES = [np.complex64, np.complex128]

@@ -23,7 +23,7 @@ import textwrap
 import pytest
 
 from coop._core.device import gpu_available
-from helpers import FULL_MATRIX
+from helpers import DEBUG_KERNELS, DEBUG_LAUNCHES, FULL_MATRIX
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
@@ -484,31 +484,6 @@ def test_simulator_reports_a_misused_collective_in_an_mlir_kernel():
     assert "coop.warp.sum: width must be a power of two from 1 to 32 (1, 2, 4, 8, 16, 32), got 12" in twelve, twelve
 
 
-DEBUG_KERNELS = """
-    @cuda.jit
-    def launch_mismatch(x, out):
-        i = cuda.grid(1)
-        out[i] = coop.block.all_sum(x[i], threads=128)
-
-    @cuda.jit
-    def short_output(x, out, n):
-        items = cuda.local.array(4, np.int32)
-        for k in range(4):
-            items[k] = x[k]
-        i = cuda.grid(1)
-        coop.thread.inclusive_sum(items, out[4 * i : 4 * i + n])
-"""
-
-#: each kernel's launch, and what it prints in debug mode
-DEBUG_LAUNCHES = {
-    "launch_mismatch": ("launch_mismatch[1, 256](np.ones(1024, np.int32), np.zeros(256, np.int32))",
-                        "coop.block.all_sum: threads=128 but the block has 256 threads; threads must be the block's "
-                        "thread count"),
-    "short_output": ("short_output[1, 32](np.ones(1024, np.int32), np.zeros(1024, np.int32), 3)",
-                     "coop.thread.inclusive_sum: output holds 3 items, it needs at least 4"),
-}
-
-
 @pytest.mark.parametrize("debug", [False, True])
 def test_debug_mode_traps_in_an_mlir_kernel_with_numba_cudas_message(debug):
     """coop.config.debug in numba-cuda-mlir kernels: the launch checked against
@@ -518,27 +493,22 @@ def test_debug_mode_traps_in_an_mlir_kernel_with_numba_cudas_message(debug):
     message is in a printf format there, ``%lld`` for the numbers)."""
     if gpu_available():
         for launch, message in DEBUG_LAUNCHES.values():
-            run = _run(DEBUG_KERNELS + f"""
-    coop.config.debug = {debug}
-    {launch}
-    cuda.synchronize()
-    print("NO TRAP")
-    """)
+            run = _run(DEBUG_KERNELS + f"coop.config.debug = {debug}\n{launch}\ncuda.synchronize()\nprint('NO TRAP')\n")
             said = run.stdout + run.stderr
             if debug:
                 assert run.returncode != 0 and "NO TRAP" not in run.stdout and message in said, said[-3000:]
             else:
                 assert "NO TRAP" in run.stdout and "coop." not in said, said[-3000:]
         return
-    run = _run(DEBUG_KERNELS + f"\n    coop.config.debug = {debug}\n" + r"""
-    import re
-    arrays = (types.int32[::1],) * 2
-    for kernel, argument_types in ((launch_mismatch, arrays), (short_output, arrays + (types.int64,))):
-        ptx = compile_ptx(kernel, argument_types)
-        formats = [bytes(map(int, text.split(","))).rstrip(b"\0").decode()
-                   for text in re.findall(r"printfFormat_\d+\[\d+\] = \{([^}]*)\}", ptx)]
-        print(kernel.__name__, ptx.count("trap;"), " | ".join(formats).replace("\n", " "))
-    """)
+    run = _run(DEBUG_KERNELS + f"coop.config.debug = {debug}\n" + textwrap.dedent(r"""
+        import re
+        arrays = (types.int32[::1],) * 2
+        for kernel, argument_types in ((launch_mismatch, arrays), (short_output, arrays + (types.int64,))):
+            ptx = compile_ptx(kernel, argument_types)
+            formats = [bytes(map(int, text.split(","))).rstrip(b"\0").decode()
+                       for text in re.findall(r"printfFormat_\d+\[\d+\] = \{([^}]*)\}", ptx)]
+            print(kernel.__name__, ptx.count("trap;"), " | ".join(formats).replace("\n", " "))
+        """))
     assert run.returncode == 0, run.stderr[-4000:]
     lines = run.stdout.splitlines()
     assert [line.split(" ", 1)[0] for line in lines] == list(DEBUG_LAUNCHES), run.stdout

@@ -6,13 +6,12 @@ import os
 import re
 import subprocess
 import sys
-import textwrap
 
 import numpy as np
 import pytest
 
 import coop
-from helpers import ON_GPU
+from helpers import DEBUG_KERNELS, DEBUG_LAUNCHES, ON_GPU
 from numba import cuda
 
 simulator_only = pytest.mark.skipif(ON_GPU, reason="checks of the simulator")
@@ -212,58 +211,21 @@ def test_bool_sums_count():
 
 # -- debug mode on the GPU --------------------------------------------------------------
 
-_DEBUG_PROGRAM = textwrap.dedent(
-    """
-    import sys
-    import numpy as np
-    import coop
-    from numba import cuda
-
-    @cuda.jit
-    def launch_mismatch(x, out):
-        i = cuda.grid(1)
-        out[i] = coop.block.all_sum(x[i], threads=128)
-
-    @cuda.jit
-    def short_output(x, out, n):
-        items = cuda.local.array(4, np.int32)
-        for k in range(4):
-            items[k] = x[k]
-        i = cuda.grid(1)
-        coop.thread.inclusive_sum(items, out[4 * i : 4 * i + n])
-
-    x = np.ones(1024, np.int32)
-    if sys.argv[1] == "launch":
-        launch_mismatch[1, 256](x, np.zeros(256, np.int32))
-    else:
-        short_output[1, 32](x, np.zeros(1024, np.int32), 3)
-    cuda.synchronize()
-    print("NO TRAP")
-    """
-)
-
-
-def _run_debug_program(case, debug):
+def _run_debug_program(launch, debug):
     path = os.pathsep.join(filter(None, [os.path.dirname(HERE), os.environ.get("PYTHONPATH")]))
     env = dict(os.environ, COOP_DEBUG="1" if debug else "0", PYTHONPATH=path)
-    return subprocess.run(
-        [sys.executable, "-c", _DEBUG_PROGRAM, case], env=env, capture_output=True, text=True, timeout=300
-    )
+    program = ("import numpy as np\nimport coop\nfrom numba import cuda\n" + DEBUG_KERNELS + launch
+               + "\ncuda.synchronize()\nprint('NO TRAP')\n")
+    return subprocess.run([sys.executable, "-c", program], env=env, capture_output=True, text=True, timeout=300)
 
 
 @gpu_only
-@pytest.mark.parametrize(
-    "case, message",
-    [
-        ("launch", "coop.block.all_sum: threads=128 but the block has 256 threads; threads must be the block's thread count"),
-        ("length", "coop.thread.inclusive_sum: output holds 3 items, it needs at least 4"),
-    ],
-)
-def test_debug_mode_traps_with_the_message(case, message):
-    trapped = _run_debug_program(case, True)
+@pytest.mark.parametrize("launch, message", list(DEBUG_LAUNCHES.values()), ids=list(DEBUG_LAUNCHES))
+def test_debug_mode_traps_with_the_message(launch, message):
+    trapped = _run_debug_program(launch, True)
     assert trapped.returncode != 0 and "NO TRAP" not in trapped.stdout, trapped.stdout + trapped.stderr
     assert message in trapped.stdout + trapped.stderr, trapped.stdout + trapped.stderr[-3000:]
-    unchecked = _run_debug_program(case, False)
+    unchecked = _run_debug_program(launch, False)
     assert "NO TRAP" in unchecked.stdout, unchecked.stdout + unchecked.stderr[-3000:]
 
 
