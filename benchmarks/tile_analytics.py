@@ -371,7 +371,7 @@ def table(rows, cub_rows):
         mlir = f" {ms(sides[1])} | {ratio(c, sides[1])} | {gitems(sides[1])} |" if with_mlir else ""
 
         def each(key):
-            return "/".join(str(side.get(key, side.get("error") and "error")) for side in sides) + f"/{c and c[key]}"
+            return "/".join(str(side.get(key, "—")) for side in sides) + f"/{c and c[key]}"
 
         lines.append(f"| {row['config']} | {ms(row)} | {ms(c)} | {ratio(c, row)} |{mlir} {gitems(row)} | {gitems(c)} "
                      f"| {each('regs')} | {each('smem')} | {each('check')} |")
@@ -431,8 +431,8 @@ def main(argv=None):
     sizes = ["--log2n", str(args.log2n), "--log2n-items", str(args.log2n_items)] + (
         ["--sim-check"] if args.sim_check else [])
 
-    paths = [for_compiler(module_for(work, config), compiler) for config in configs
-             for compiler in args.compilers or default_compilers()]
+    paths = {for_compiler(module_for(work, config), compiler): compiler for config in configs
+             for compiler in args.compilers or default_compilers()}
 
     def run_child(option, path):
         return subprocess.run([sys.executable, __file__, *sizes, option, str(path)],
@@ -445,7 +445,7 @@ def main(argv=None):
         with concurrent.futures.ThreadPoolExecutor(4) as pool:
             list(pool.map(lambda path: run_child("--compile-child", path), paths))
     rows, failed = [], False
-    for path, compiler in zip(paths, [c for _ in configs for c in args.compilers or default_compilers()]):
+    for path, compiler in paths.items():
         done = run_child("--child", path)
         result = next((json.loads(line[7:]) for line in done.stdout.splitlines() if line.startswith("RESULT ")), None)
         if result is None:

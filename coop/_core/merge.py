@@ -102,7 +102,10 @@ def merge_rounds(threads):
 
 @device_function
 def chosen(condition, if_true, if_false):
-    """``if_true if condition else if_false``."""
+    """``if_true if condition else if_false``, a value returned by a function of its own
+    (numba-cuda-mlir 0.6 keeps a variable assigned in both arms of a branch in local
+    memory). Not ``coop._core.values.select``, whose inline-assembly ``selp`` keeps
+    shuffled values converged: here NVVM is left free to branch or select."""
     return if_true if condition else if_false
 
 
