@@ -129,14 +129,10 @@ def warm_up(cuda=None):
 
 def jit(module, cache=True):
     """The module's kernel, compiled by the module's ``cuda``: at 1024 threads with launch
-    bounds where the compiler takes them (numba-cuda: 64 registers a thread, as CUB's
-    ``__launch_bounds__``; without, a 1024-thread launch may not fit)."""
-    import inspect
-
-    jit = module.cuda.jit
-    takes_bounds = "launch_bounds" in inspect.signature(jit).parameters
-    bounds = {"launch_bounds": module.THREADS} if module.THREADS == 1024 and takes_bounds else {}
-    return jit(module.SIGNATURE, cache=cache, **bounds)(module.sort_tiles)
+    bounds (at most 64 registers a thread, as CUB's ``__launch_bounds__``; without, a
+    1024-thread launch may not fit: numba-cuda-mlir's took 117)."""
+    bounds = {"launch_bounds": module.THREADS} if module.THREADS == 1024 else {}
+    return module.cuda.jit(module.SIGNATURE, cache=cache, **bounds)(module.sort_tiles)
 
 
 def for_compiler(path, compiler):

@@ -18,7 +18,12 @@ own float16 operators are out-of-line calls that spill to local memory, so prefe
 (or ``sum``) over ``operator.add`` for float16 data.
 """
 
-from coop._core.specialize import primitive
+import builtins
+import operator
+
+from numba.cuda import types
+
+from coop._core.specialize import is_function, primitive
 from coop._core.arithmetic import arithmetic, less
 
 __all__ = [
@@ -101,6 +106,28 @@ def argmax(a, b):
     if less(a[0], b[0]) or (not less(b[0], a[0]) and b[1] < a[1]):
         return b
     return a
+
+
+# -- what coop's collectives ask of an operator ---------------------------------------------
+
+# what other families compose (the building-block tier: tests/test_layering.py)
+BUILDING_BLOCKS = ["commutes"]
+
+
+#: Operators whose two operands can be swapped without changing a bit of the result
+_COMMUTATIVE = (operator.add, operator.mul, operator.and_, operator.or_, operator.xor, add, mul, bit_and, bit_or,
+                bit_xor, logical_and, logical_or)
+#: ... and those that commute on integers only (of two equal floats, -0.0 and 0.0 or two
+#: NaNs, the first operand wins)
+_INTEGER_COMMUTATIVE = (min, max, builtins.min, builtins.max)
+
+
+def commutes(op, value_type):
+    """Whether the operator argument ``op`` (a type) gives the same bits with its
+    operands swapped, for values of ``value_type`` (a Numba type): a collective may then
+    combine them in either order, without selecting which goes first."""
+    return is_function(op, *_COMMUTATIVE) or (
+        is_function(op, *_INTEGER_COMMUTATIVE) and isinstance(types.unliteral(value_type), (types.Integer, types.Boolean)))
 
 
 # -- docstrings (help(coop.ops.add) shows them) ------------------------------------------

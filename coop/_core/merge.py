@@ -26,7 +26,7 @@ from coop._core.backend import cuda
 from coop._core.constants import specialised
 from coop._core.scratch import Region, Union, loader, store
 from coop._core.specialize import device_function, is_none
-from coop._core.values import check_dtype, value_type_of
+from coop._core.values import check_dtype, chosen, value_type_of
 
 I32 = np.int32
 
@@ -98,15 +98,6 @@ def tile_layout(key_type, value_type, tile_items):
 def merge_rounds(threads):
     """Rounds of merging for a group of ``threads``: log2 of the next power of two."""
     return max(threads - 1, 0).bit_length()
-
-
-@device_function
-def chosen(condition, if_true, if_false):
-    """``if_true if condition else if_false``, a value returned by a function of its own
-    (numba-cuda-mlir 0.6 keeps a variable assigned in both arms of a branch in local
-    memory). Not ``coop._core.values.select``, whose inline-assembly ``selp`` keeps
-    shuffled values converged: here NVVM is left free to branch or select."""
-    return if_true if condition else if_false
 
 
 @device_function

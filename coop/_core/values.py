@@ -12,7 +12,7 @@ import functools
 import numpy as np
 from numba.cuda import types
 
-from coop._core.backend import SIMULATOR
+from coop._core.backend import SIMULATOR, device_function
 
 if not SIMULATOR:
     from coop._core.compilers import numba_cuda_intrinsics as compiled
@@ -175,3 +175,12 @@ if SIMULATOR:
 else:
     same = compiled.same  # an intrinsic, not a device function: no function of its own to compile
     select = compiled.select
+
+
+@device_function
+def chosen(condition, if_true, if_false):
+    """``if_true if condition else if_false``, a value returned by a function of its own
+    (numba-cuda-mlir 0.6 keeps a variable assigned in both arms of a branch in local
+    memory). Not ``select``, whose inline-assembly ``selp`` keeps shuffled values
+    converged: here NVVM is left free to branch or select."""
+    return if_true if condition else if_false

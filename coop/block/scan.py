@@ -50,7 +50,7 @@ from coop._core.scratch import (
 )
 from coop._core.shuffle import FULL_MASK, IDX, UP, shuffler
 from coop._core.specialize import PRIMITIVE_DEFAULT, Signature, device_function, function_type, is_none, primitive
-from coop._core.values import converter, same
+from coop._core.values import chosen, converter, same
 from coop.ops import add
 from coop.thread import (
     exclusive_scan_items,
@@ -93,10 +93,10 @@ def scan_warp_scans(x, op, convert, up, idx, buffer, load, threads, cache, lead_
             warp_prefix = aggregate
         aggregate = convert(op(aggregate, load(buffer, w)))
     exclusive = exclusive_from_inclusive(inclusive, x, op, convert, up, FULL_MASK)
-    if lane == 0:
-        exclusive = warp_prefix
-    elif warp > 0:
-        exclusive = convert(op(warp_prefix, exclusive))
+    # (chosen, not assigned in branches: numba-cuda-mlir kept the prefix in local memory
+    # where op branches itself, coop.ops.min or max)
+    seeded = chosen(warp > 0, convert(op(warp_prefix, exclusive)), exclusive)
+    exclusive = chosen(lane == 0, warp_prefix, seeded)
     return exclusive, aggregate
 
 

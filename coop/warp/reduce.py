@@ -27,8 +27,8 @@ from numba.cuda import types
 from coop._core.backend import cuda
 from coop._core.shuffle import DOWN, IDX, XOR, has_warp_sum, lanes_below, logical_warp, shuffler, warp_sum
 from coop._core.specialize import Signature, device_function, is_function, primitive
-from coop._core.values import converter
-from coop.ops import add
+from coop._core.values import converter, select
+from coop.ops import add, commutes
 from coop.thread import counter, reduce_items
 
 __all__ = [
@@ -71,18 +71,30 @@ def reduce_to_first_lane_partial(x, op, convert, down, mask, lane, width, valid_
 
 
 @device_function
-def reduce_to_all_lanes(x, op, convert, xor, mask, lane, width):
+def reduce_to_all_lanes(x, op, convert, xor, mask, lane, width, combine):
     """Butterfly reduction with shfl.xor: every lane computes the same ordered tree, so
-    all lanes hold the same (bitwise identical) aggregate."""
+    all lanes hold the same (bitwise identical) aggregate. ``combine`` is
+    ``combined_in_lane_order`` or, for an operator that commutes, ``combined``."""
     offset = 1
     while offset < width:
         y = xor(mask, x, offset)
-        if lane & offset:
-            x = convert(op(y, x))
-        else:
-            x = convert(op(x, y))
+        x = convert(combine(x, y, (lane & offset) != 0, op))
         offset *= 2
     return x
+
+
+@device_function
+def combined(own, partner, upper, op):
+    return op(own, partner)
+
+
+@device_function
+def combined_in_lane_order(own, partner, upper, op):
+    """``op(lower lanes' value, upper lanes' value)``, the operands selected, not
+    branched on: a branch on the lane's bit makes NVVM copy the next shuffle into each
+    way, and numba-cuda-mlir keep the value in local memory (an operator that branches
+    itself, coop.ops.min or max, called in both ways)."""
+    return op(select(upper, partner, own), select(upper, own, partner))
 
 
 @device_function
@@ -97,10 +109,10 @@ def reduce_valid_items(items, op, convert, first_index, valid_items):
 
 
 @device_function
-def warp_reduce(x, op, convert, down, xor, width, to_all_lanes):
+def warp_reduce(x, op, convert, down, xor, width, to_all_lanes, combine):
     lane, mask = logical_warp(width)
     if to_all_lanes:
-        return reduce_to_all_lanes(x, op, convert, xor, mask, lane, width)
+        return reduce_to_all_lanes(x, op, convert, xor, mask, lane, width, combine)
     return reduce_to_first_lane(x, op, convert, down, mask, width)
 
 
@@ -131,6 +143,7 @@ def _specialise_reduce(name, value, op, width, valid_items, to_all_lanes):
     partial = sig.run_time_int(valid_items, "valid_items") is not None
     convert = converter(dtype)
     down, xor, idx = shuffler(DOWN, lanes), shuffler(XOR, lanes), shuffler(IDX, lanes)
+    combine = combined if commutes(op, dtype) else combined_in_lane_order
 
     if partial and is_items:
 
@@ -163,12 +176,12 @@ def _specialise_reduce(name, value, op, width, valid_items, to_all_lanes):
 
         def impl(value, op):
             total = reduce_items(value, op, convert)
-            return warp_reduce(total, op, convert, down, xor, lanes, to_all_lanes)
+            return warp_reduce(total, op, convert, down, xor, lanes, to_all_lanes, combine)
 
     else:
 
         def impl(value, op):
-            return warp_reduce(value, op, convert, down, xor, lanes, to_all_lanes)
+            return warp_reduce(value, op, convert, down, xor, lanes, to_all_lanes, combine)
 
     return impl
 

@@ -20,27 +20,16 @@ operands are not put in order, one select fewer a step). Integer sums of full wa
 most 8 batches use ``redux.sync`` once per batch instead, as CUB.
 """
 
-import operator
-
-from numba.cuda import types
-
-from coop import ops
 from coop._core.backend import cuda
 from coop._core.items import generated
 from coop._core.shuffle import XOR, has_warp_sum, logical_warp, shuffler, warp_sum
-from coop._core.specialize import Signature, device_function, is_function, is_none, primitive
+from coop._core.specialize import Signature, device_function, is_none, primitive
 from coop._core.values import converter, is_numeric_scalar, select
-from coop.ops import add
+from coop.ops import add, commutes
 
 __all__ = ["reduce_batched", "sum_batched"]
 
 ARRANGEMENTS = ("striped", "blocked")
-# operators whose operands may be swapped, value for value (the tree then needs no lane
-# order); min and max only for integers: for floats, -0.0 against +0.0 and NaNs give the
-# first operand
-COMMUTATIVE = (operator.add, operator.mul, operator.and_, operator.or_, operator.xor, ops.add, ops.mul, ops.bit_and,
-               ops.bit_or, ops.bit_xor, ops.logical_and, ops.logical_or)
-INTEGER_COMMUTATIVE = (ops.min, ops.max, min, max)
 
 
 def _batch(slot, position, per_lane, width, blocked):
@@ -138,8 +127,7 @@ def _specialise(name, items, op, output, batches, width, arrangement):
                                   f"items array of ceil(batches / width) = {per_lane} items gets the lane's results")
     if not returned:
         sig.output_items(output, "output", dtype)
-    commutative = summed or is_function(op, *COMMUTATIVE) or (
-        is_function(op, *INTEGER_COMMUTATIVE) and isinstance(types.unliteral(dtype), (types.Integer, types.Boolean)))
+    commutative = summed or commutes(op, dtype)
     reduce = _reducer(dtype, count, lanes, blocked, summed and lanes == 32 and count <= 8 and has_warp_sum(dtype),
                       commutative)
 

@@ -26,7 +26,7 @@ from coop._core.arithmetic import difference
 from coop._core.misuse import output_check
 from coop._core.shuffle import IDX, UP, has_up_sum_step, logical_warp, shuffler, up_sum_step, up_with_source
 from coop._core.specialize import Signature, device_function, is_function, is_none, primitive
-from coop._core.values import converter, same
+from coop._core.values import converter, same, select
 from coop.thread import (
     exclusive_scan_items,
     exclusive_scan_items_unseeded,
@@ -73,8 +73,9 @@ def inclusive_scan_lanes(x, op, convert, mask, width):
             offset = 1
             while offset < width:
                 y, from_source = up_with_source(mask, x, offset, c)
-                if from_source:
-                    x = convert(op(y, x))
+                # (selected, as CUB's step: a branch made numba-cuda-mlir keep x in local
+                # memory where op branches itself, coop.ops.min or max)
+                x = select(from_source, convert(op(y, x)), x)
                 offset *= 2
             return x
 

@@ -22,6 +22,10 @@ each primitive once, so this adapter reuses everything above the compiler:
   numba-cuda-mlir types an inlined function again at every call, so inlining everything
   made kernels take minutes to compile.
 
+As for numba-cuda, shared-memory addresses are compiled in 32 bits
+(``address_shared_memory_in_32_bits``), and numba-cuda-mlir's pedantic warnings about
+inlined code's variables are silenced (``_quiet_inlined_variable_warnings``).
+
 What it serves: ``coop.thread``, ``coop.warp`` and ``coop.block``, except what raises,
 naming the primitive and what is missing (``MlirUnsupported``, raised as the primitive's
 ``CoopError``): never a wrong result.
@@ -75,10 +79,61 @@ def enable():
 
         from coop._core.specialize import PRIMITIVES
 
+        address_shared_memory_in_32_bits()
+        _quiet_inlined_variable_warnings()
+
         for qualname, primitive in PRIMITIVES.items():
             overload(primitive, typing_registry=typing_registry, prefer_literal=True, inline="always",
                      jit_options=DEVICE)(
                 _mlir_generator(qualname, primitive))
+
+
+def _quiet_inlined_variable_warnings():
+    """Silence one of numba-cuda-mlir's pedantic checks, for inlined code's variables
+    only (renamed ``<function>_v<number>_<name>`` by its inliner): its SSA pass warns
+    "variable '...' is not in scope" for each such variable assigned more than once
+    (``coop.ops.max``'s conditional expression, a raking scan's slots, ...), as its
+    inliner does not add them to the caller's scope. The code is right; without this,
+    the README's numba-cuda-mlir kernel printed 20 such warnings as it compiled."""
+    import warnings
+
+    from numba_cuda_mlir.numba_cuda.core.errors import NumbaIRAssumptionWarning
+
+    warnings.filterwarnings("ignore", message=r"variable '[A-Za-z_]\w*_v\d+_\w*(\.\d+)?' is not in scope",
+                            category=NumbaIRAssumptionWarning)
+
+
+class _WithDataLayout:
+    """numba-cuda-mlir's LLVM 7 library (its path to NVVM below sm_100), translating with
+    ``layout`` where numba-cuda-mlir gives none (the library's default)."""
+
+    def __init__(self, library, layout):
+        self._library, self._layout = library, layout
+
+    def __getattr__(self, name):
+        return getattr(self._library, name)
+
+    def llvm70_translate_gpu_module_from_op(self, operation, chip, layout, *rest):
+        return self._library.llvm70_translate_gpu_module_from_op(operation, chip, layout or self._layout, *rest)
+
+
+def address_shared_memory_in_32_bits():
+    """numba-cuda's ``address_shared_memory_in_32_bits`` for numba-cuda-mlir: its data
+    layout with 32-bit shared-memory pointers, on both of its paths to NVVM (LLVM 20's
+    below ``NVPTX64_DATALAYOUT``, from sm_100; LLVM 7's, given that layout, below).
+    Shared addresses then take one register and 32-bit adds, as in numba-cuda's code (the
+    kernel of a block radix sort of 256 x 8 keys: 609 PTX instructions, 114 of them 64-bit,
+    to 571 and 55). Every numba-cuda-mlir kernel of the process gets it."""
+    from numba_cuda_mlir import mlir_optimization as optimization
+
+    layout = getattr(optimization, "NVPTX64_DATALAYOUT", None)
+    library = getattr(optimization, "_get_llvm70_capi", None)
+    if not (isinstance(layout, str) and layout.startswith("e-p:64:64:64") and "-p3:" not in layout
+            and callable(library)):
+        return
+    short = layout.replace("e-p:64:64:64", "e-p:64:64:64-p3:32:32:32", 1)
+    optimization.NVPTX64_DATALAYOUT = short
+    optimization._get_llvm70_capi = lambda: _WithDataLayout(library(), short.encode())
 
 
 def enable_when_loaded():

@@ -24,7 +24,10 @@ caller's Numba IR (``passable``). numba-cuda-mlir 0.6's defects shape what is he
 - an unsigned 64-bit constant of 2**63 or more fails to lower (``std::bad_cast``): such
   masks are computed in the kernel;
 - an overload's implementation is compiled again at every call unless its options say
-  it is a device function (``DEVICE``).
+  it is a device function (``DEVICE``);
+- Numba's typing widens unsigned 32-bit arithmetic to 64 bits: what runs per key (the
+  exchanges' padded slots, the radix digits) is MLIR's 32-bit ``arith`` operations, as
+  numba-cuda's intrinsics are LLVM's.
 
 ``from_recipe`` raises ``MlirUnsupported`` for what is not made yet.
 """
@@ -676,18 +679,31 @@ def _local_array_tuple(count, member_types):
 
 
 def _slot32(log_banks, padded):
-    """``offset`` in 32 bits, plus ``offset >> log_banks`` where ``padded``, as int64."""
-    if padded:
+    """An intrinsic ``(offset) -> int64``: ``offset`` in 32 bits, plus ``offset >>
+    log_banks`` where ``padded``, zero-extended. MLIR's 32-bit operations: written in
+    Python, Numba's typing widens unsigned 32-bit arithmetic to 64 bits, and every slot
+    offset of a block exchange would cost 64-bit shifts, adds and masks."""
+    from numba_cuda_mlir.extending import intrinsic
+    from numba_cuda_mlir.numba_cuda import types as M
 
-        def slot(offset):
-            word = np.uint32(offset)
-            return np.int64(np.uint32(word + (word >> np.uint32(log_banks))))
-    else:
+    def codegen(lower, target, args, kwargs):
+        from numba_cuda_mlir._mlir.dialects import arith
+        from numba_cuda_mlir._mlir.extras import types as T
+        from numba_cuda_mlir.lowering_utilities import convert
 
-        def slot(offset):
-            return np.int64(np.uint32(offset))
+        (offset,) = lower.load_vars(args)
+        word = convert(offset, T.i32())
+        if padded:
+            word = arith.addi(word, arith.shrui(word, arith.constant(T.i32(), log_banks)))
+        lower.store_var(target, convert(arith.extui(T.i64(), word), lower.get_value_type(M.int64)))
 
-    return jitable(slot)
+    @intrinsic
+    def slot(typingctx, offset):
+        if not isinstance(offset, M.Integer):
+            return None
+        return M.int64(offset), codegen
+
+    return slot
 
 
 # -- radix keys --------------------------------------------------------------------------------
@@ -770,27 +786,47 @@ def _unsigned(bits):
 
 
 def _digit_extractor(bits, minus_zero_fields):
-    """numba-cuda's ``digit_extractor``: ``(ordered, begin_bit, num_bits) -> uint32``,
-    each float member's -0.0 read as +0.0."""
-    word = _numpy_scalar(_unsigned(bits))
-    source = ["def extract(ordered, begin_bit, num_bits):", "    value = word(ordered)"]
-    for offset, width, minus_zero in minus_zero_fields:
-        field = f"(~word(0) >> word({bits - width}))"  # (computed: see _bit_conversion)
-        source.append(f"    if word((value >> word({offset})) & {field}) == {_word_constant(minus_zero)}:")
-        source.append(f"        value = word(value ^ word({field} << word({offset})))")
-    source.append("    shifted = np.uint32(word(value >> word(begin_bit)) & word(0xFFFFFFFF))")
-    source.append("    return np.uint32(shifted & np.uint32((np.uint64(1) << np.uint64(num_bits)) - np.uint64(1)))")
-    scope = {"np": np, "word": word}
-    exec("\n".join(source) + "\n", scope)
-    return jitable(scope["extract"])
+    """numba-cuda's ``digit_extractor`` in MLIR's operations: ``(ordered, begin_bit,
+    num_bits) -> uint32``, each float member's -0.0 read as +0.0, in the key's width
+    (written in Python, Numba's typing widens 32-bit digits to 64 bits)."""
+    from numba_cuda_mlir.extending import intrinsic
+    from numba_cuda_mlir.numba_cuda import types as M
 
+    unsigned = M.Integer.from_bitwidth(bits, signed=False)
 
-def _word_constant(value):
-    """Source of the unsigned ``word`` ``value`` (built from two halves at 2**63 or more,
-    which numba-cuda-mlir 0.6 cannot make a constant of)."""
-    if value < 1 << 63:
-        return f"word({value})"
-    return f"(word({value >> 32}) << word(32) | word({value & 0xFFFFFFFF}))"
+    def codegen(lower, target, args, kwargs):
+        from numba_cuda_mlir._mlir import ir
+        from numba_cuda_mlir._mlir.dialects import arith
+        from numba_cuda_mlir._mlir.extras import types as T
+        from numba_cuda_mlir.lowering_utilities import convert
+
+        value, begin, count = lower.load_vars(args)
+        word = ir.IntegerType.get_signless(bits)
+        value = convert(value, word)
+
+        def constant(ty, number):  # (two's complement: an unsigned 64-bit constant of 2**63 or more)
+            width = ir.IntegerType(ty).width
+            return arith.constant(ty, number - (1 << width) if number >= 1 << (width - 1) else number)
+
+        for offset, width, minus_zero in minus_zero_fields:
+            field = constant(word, (1 << width) - 1)
+            member = arith.andi(arith.shrui(value, constant(word, offset)), field)
+            is_minus_zero = arith.cmpi(arith.CmpIPredicate.eq, member, constant(word, minus_zero))
+            flipped = arith.xori(value, constant(word, ((1 << width) - 1) << offset))
+            value = arith.select(is_minus_zero, flipped, value)
+        # shifted in the key's width (a 64-bit key's digit may lie above bit 32), masked in
+        # 32 bits: digits are narrower than 32 bits (1 << 32 overflows)
+        shifted = convert(arith.shrui(value, convert(begin, word)), T.i32())
+        mask = arith.subi(arith.shli(constant(T.i32(), 1), convert(count, T.i32())), constant(T.i32(), 1))
+        lower.store_var(target, convert(arith.andi(shifted, mask), lower.get_value_type(M.uint32)))
+
+    @intrinsic
+    def extract(typingctx, ordered, begin_bit, num_bits):
+        if M.unliteral(ordered) != unsigned or not all(isinstance(n, M.Integer) for n in (begin_bit, num_bits)):
+            return None
+        return M.uint32(ordered, begin_bit, num_bits), codegen
+
+    return extract
 
 
 def _unrolled_loop(count, body):
