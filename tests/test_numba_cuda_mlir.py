@@ -537,9 +537,10 @@ def test_mlir_cuda_imported_before_coop_is_not_simulated_and_a_warning_says_so()
 
 
 def test_an_mlir_kernel_compiles_without_numba_cuda_mlirs_pedantic_warnings():
-    """The README's numba-cuda-mlir kernel compiles without a warning: numba-cuda-mlir's
-    SSA pass warned 20 times that variables of the code it inlines (an operator's
-    conditional expression, a raking scan's slots) are "not in scope"."""
+    """A kernel making the README's numba-cuda-mlir kernel's calls compiles without a
+    warning: numba-cuda-mlir's SSA pass warned (20 times for the README's kernel) that
+    variables of the code it inlines (an operator's conditional expression, a raking
+    scan's slots) are "not in scope"."""
     script = textwrap.dedent("""
         import warnings
         warnings.simplefilter("always")
