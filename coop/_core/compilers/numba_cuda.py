@@ -9,7 +9,7 @@ beyond its public API.
 - ``compile_without_a_gpu()``: ``cuda.compile_ptx(..., cc=...)`` working with no GPU
   (the codegen checks, ``coop.device``'s kernels compiled ahead).
 - ``address_shared_memory_in_32_bits()``: NVVM's data layout with 32-bit shared-memory
-  pointers, as nvcc's.
+  pointers, as nvcc's (``with_32_bit_shared_pointers(layout)``: such a layout).
 - ``lower_static_array(...)``: what ``cuda.shared.array`` / ``cuda.local.array`` lower
   to, for intrinsics that make arrays of their own (scratch buffers, tuples of local
   arrays).
@@ -27,8 +27,8 @@ import threading
 from numba.cuda.core import config
 
 __all__ = ["SUPPORTED", "version", "version_problem", "register_overload", "register_jitable",
-           "compile_without_a_gpu", "address_shared_memory_in_32_bits", "lower_static_array",
-           "is_kernel", "allow_dynamic_shared_memory", "shared_memory_opt_in_limit"]
+           "compile_without_a_gpu", "address_shared_memory_in_32_bits", "with_32_bit_shared_pointers",
+           "lower_static_array", "is_kernel", "allow_dynamic_shared_memory", "shared_memory_opt_in_limit"]
 
 #: The numba-cuda releases coop is tested with: (major, minor) pairs. The private names
 #: this package uses are those of these releases.
@@ -135,9 +135,18 @@ def address_shared_memory_in_32_bits():
     it applies to every kernel compiled in the process (as nvcc's default does)."""
     from numba.cuda.cudadrv import nvvm
 
-    layout = getattr(nvvm, "_datalayout", None)
+    short = with_32_bit_shared_pointers(getattr(nvvm, "_datalayout", None))
+    if short:
+        nvvm._datalayout = short
+
+
+def with_32_bit_shared_pointers(layout):
+    """NVPTX data layout ``layout`` with 32-bit shared-memory pointers, or None where it
+    is not the 64-bit layout expected or has them already (numba-cuda-mlir's adapter
+    uses it too)."""
     if isinstance(layout, str) and layout.startswith("e-p:64:64:64") and "-p3:" not in layout:
-        nvvm._datalayout = layout.replace("e-p:64:64:64", "e-p:64:64:64-p3:32:32:32", 1)
+        return layout.replace("e-p:64:64:64", "e-p:64:64:64-p3:32:32:32", 1)
+    return None
 
 
 def lower_static_array(context, builder, shape, dtype, space, name):

@@ -79,7 +79,8 @@ def enable():
 
         from coop._core.specialize import PRIMITIVES
 
-        address_shared_memory_in_32_bits()
+        if not problem:  # (the layout's wrapper knows the supported releases' library)
+            address_shared_memory_in_32_bits()
         _quiet_inlined_variable_warnings()
 
         for qualname, primitive in PRIMITIVES.items():
@@ -123,19 +124,17 @@ def address_shared_memory_in_32_bits():
     below ``NVPTX64_DATALAYOUT``, from sm_100; LLVM 7's, given that layout, below).
     Shared addresses then take one register and 32-bit adds, as in numba-cuda's code (the
     kernel of a block radix sort of 256 x 8 keys: 609 PTX instructions, 114 of them 64-bit,
-    to 571 and 55). Every numba-cuda-mlir kernel of the process gets it. Only in the
-    releases of ``SUPPORTED``: the wrapper knows their library's arguments (elsewhere
-    the kernels are right, with 64-bit shared addresses)."""
-    import numba_cuda_mlir
+    to 571 and 55). Every numba-cuda-mlir kernel of the process gets it. ``enable``
+    calls it in the releases of ``SUPPORTED`` only: the wrapper knows their library's
+    arguments (elsewhere the kernels are right, with 64-bit shared addresses)."""
     from numba_cuda_mlir import mlir_optimization as optimization
 
-    release = tuple(int(part) for part in numba_cuda_mlir.__version__.split(".")[:2] if part.isdigit())
-    layout = getattr(optimization, "NVPTX64_DATALAYOUT", None)
+    from coop._core.compilers.numba_cuda import with_32_bit_shared_pointers
+
+    short = with_32_bit_shared_pointers(getattr(optimization, "NVPTX64_DATALAYOUT", None))
     library = getattr(optimization, "_get_llvm70_capi", None)
-    if not (release in SUPPORTED and isinstance(layout, str) and layout.startswith("e-p:64:64:64")
-            and "-p3:" not in layout and callable(library)):
+    if not (short and callable(library)):
         return
-    short = layout.replace("e-p:64:64:64", "e-p:64:64:64-p3:32:32:32", 1)
     optimization.NVPTX64_DATALAYOUT = short
     optimization._get_llvm70_capi = lambda: _WithDataLayout(library(), short.encode())
 
