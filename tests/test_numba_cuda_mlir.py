@@ -177,6 +177,12 @@ CASES = {
         "    segments[j] = np.uint8((4 * i + j) // 37)\n"
         "coop.block.radix_sort((segments, items), threads=64, items_per_thread=4, descending=True)\n" + STORE,
         "x[np.lexsort((x, np.arange(256) // 37))][::-1]"),
+    "block.radix_rank of (segment, key) tuples": (  # (a 6-bit digit: the segment's 3 low bits, the key's 3 high)
+        LOAD + "segments = cuda.local.array(4, np.uint8)\nfor j in range(4):\n"
+        "    segments[j] = np.uint8((4 * i + j) // 37)\nranks = cuda.local.array(4, np.int32)\n"
+        "coop.block.radix_rank((segments, items), ranks, KEY_BITS - 3, 6, threads=64, items_per_thread=4)\n"
+        "for j in range(4):\n    out[4 * i + j] = ranks[j]",
+        "ranks_by(((np.arange(256) // 37) << 3 | radix_digits(8 * x.itemsize - 3, 3).astype(np.int64)) & 63)"),
     "block.radix_rank match, warp-striped": (  # (stable in the keys' warp-striped order)
         "items = cuda.local.array(4, x.dtype)\ncoop.block.load(x, items, threads=64, algorithm='warp_striped')\n"
         "ranks = cuda.local.array(4, np.int32)\ncoop.block.radix_rank(items, ranks, 0, 4, threads=64, "
@@ -295,20 +301,20 @@ else:
     VARIANTS += [(cases[-1], dtype) for dtype, cases in OTHER_TYPES.items()]
 
 #: Cases whose numba-cuda-mlir PTX uses local memory where numba-cuda's uses none (noted
-#: in the README): the ranking of the histogram's 8-bit keys (two arrays of 4 words
-#: stored to, never read). numba-cuda-mlir 0.6 keeps a variable in local memory where a
-#: branching operator (coop.ops.min, max) is called in a branch, or a value is assigned in
-#: both arms of one: the merge sorts' serial merge, the butterfly of all_reduce and the
-#: warp_scans block scan, once such cases, now choose their operands or results by value
-#: (select, chosen): none.
-LOCAL_MEMORY = {"block.histogram sort", "block.histogram sort, accumulated"}
-#: ... and where numba-cuda-mlir uses an NVVM older than CUDA 13.5's (PTX ISA 9.5, the cu13
-#: wheels' of CI): CUDA 13.0's (ISA 9.0, the GPU machine's) leaves 2 bytes of the float
-#: keys' sorts in local memory, 12-26 of the sorted block top-k's ranking and 29 of the
-#: warp top-k's classes, where numba-cuda's code with the same NVVM has none (an H200,
-#: 2026-11-28: each case in its matrix dtype, int8 and float64). (The radix rankings, the
-#: unsorted block top-k and the run-length coding had some too, until the digits and the
-#: exchanges' slots were computed in 32 bits.)
+#: in the README), where numba-cuda-mlir uses an NVVM older than CUDA 13.5's (PTX ISA 9.5,
+#: the cu13 wheels' of CI): CUDA 13.0's (ISA 9.0, the GPU machine's) leaves 2 bytes of the
+#: float keys' sorts in local memory, 4 of the sorted block top-k's ranking (float64 keys;
+#: 12-26 before the rankings stopped keeping arrays of counter slots) and 29 of the warp
+#: top-k's classes, where numba-cuda's code with the same NVVM has none (an H200,
+#: 2026-11-28: each case in its matrix dtype, int8 and float64). With CUDA 13.5's NVVM no
+#: case uses any. (numba-cuda-mlir 0.6 keeps a variable in local memory where a branching
+#: operator (coop.ops.min, max) is called in a branch, or a value is assigned in both arms
+#: of one: the merge sorts' serial merge, the butterfly of all_reduce and the warp_scans
+#: block scan choose their operands or results by value instead (select, chosen). It kept
+#: the radix rankings' per-key arrays of counter slots, stored and never read, in the
+#: "sort" histogram's: the rankings find the slots again. The radix rankings, the unsorted
+#: block top-k and the run-length coding had some too, until the digits and the exchanges'
+#: slots were computed in 32 bits.)
 LOCAL_MEMORY_BEFORE_ISA_9_5 = {"block.radix_sort", "block.radix_sort of (segment, key) tuples, descending",
                               "block.top_k sorted", "warp.top_k smallest, width 16"}
 
@@ -365,7 +371,7 @@ def ranks_by(digits):
 
 for name, dtype in VARIANTS:
     body, reference = CASES[name]
-    scope = {"cuda": cuda, "coop": coop, "np": np, "operator": operator}
+    scope = {"cuda": cuda, "coop": coop, "np": np, "operator": operator, "KEY_BITS": 8 * np.dtype(dtype).itemsize}
     exec("@cuda.jit\\ndef kernel(x, out):\\n    i = cuda.grid(1)\\n" + textwrap.indent(body, "    "), scope)
     kernel = scope["kernel"]
     line = f"{name} | {dtype}:"
@@ -434,7 +440,7 @@ def test_primitive_compiles_without_local_memory_and_matches_numpy(matrix, case,
     line = matrix[f"{case} | {dtype}"]
     assert not line.startswith("error"), line
     isa = tuple(map(int, line.split(" isa ")[1].split()[0].split(".")))
-    if case in LOCAL_MEMORY or (case in LOCAL_MEMORY_BEFORE_ISA_9_5 and isa < (9, 5)):
+    if case in LOCAL_MEMORY_BEFORE_ISA_9_5 and isa < (9, 5):
         assert " calls 0 shared64 0 " in line, line
     else:
         assert line.startswith("local 0 calls 0 shared64 0 "), line

@@ -310,9 +310,9 @@ def tuple_sort_kernel(threads, n, dtypes, begin, end, descending, striped):
     return kernel
 
 
-def concatenated_key_order(members, begin, end, descending):
-    """The stable order of a tile by bits begin..end-1 of its members' concatenated
-    ordered bits (the last member's lowest; each float's -0.0 read as +0.0)."""
+def concatenated_digits(members, begin, end, descending):
+    """Bits begin..end-1 of the tile's members' concatenated ordered bits (the last
+    member's lowest; each float's -0.0 read as +0.0), inverted for descending."""
     key = [0] * len(members[0])
     for keys in members:
         width = 8 if keys.dtype == np.bool_ else keys.dtype.itemsize * 8
@@ -320,8 +320,12 @@ def concatenated_key_order(members, begin, end, descending):
         key = [(k << width) | int(o) for k, o in zip(key, ordered)]
     mask = (1 << (end - begin)) - 1
     field = [(k >> begin) & mask for k in key]
-    if descending:
-        field = [mask - f for f in field]
+    return np.array([mask - f for f in field] if descending else field, dtype=object)
+
+
+def concatenated_key_order(members, begin, end, descending):
+    """The stable order of a tile by ``concatenated_digits``."""
+    field = concatenated_digits(members, begin, end, descending)
     return np.array(sorted(range(len(field)), key=field.__getitem__))
 
 
@@ -355,6 +359,67 @@ def test_radix_sort_tuple_keys(dtypes, begin, end, descending, striped):
             unsigned = np.dtype("uint%d" % (x.dtype.itemsize * 8))
             assert_equal_exact(got[part].view(unsigned), x[part][order].view(unsigned), f"block {blk}: keys {what}")
         assert_equal_exact(copies[part], x_as_float64(xa[part][order]), f"block {blk}: values")
+
+
+def tuple_rank_kernel(threads, n, dtypes, begin, num_bits, descending, algorithm, tracked):
+    T, N, B = threads, n, tracked
+    A, K = dtypes
+
+    @cuda.jit
+    def kernel(xa, xb, ranks_out, counts_out):
+        t = cuda.threadIdx.x
+        a = cuda.local.array(N, A)
+        b = cuda.local.array(N, K)
+        ranks = cuda.local.array(N, np.int32)
+        counts = cuda.local.array(B, np.uint32)
+        for i in range(N):
+            a[i] = xa[t * N + i]
+            b[i] = xb[t * N + i]
+        coop.block.radix_rank((a, b), ranks, begin, num_bits, threads=T, items_per_thread=N, descending=descending,
+                              algorithm=algorithm, digit_counts=counts)
+        for i in range(N):
+            ranks_out[t * N + i] = ranks[i]
+        for j in range(B):
+            counts_out[t * B + j] = counts[j]
+
+    return kernel
+
+
+@pytest.mark.parametrize(
+    "dtypes,begin,num_bits,descending,algorithm",
+    [
+        ((np.int16, np.float32), 29, 6, False, "memoize"),  # one word; the digit takes bits of both members
+        ((np.float64, np.uint8), 4, 8, True, "basic"),  # two words: 8 bits, then 64; the digit spans them
+        ((np.uint64, np.int64), 60, 7, False, "match"),  # two 64-bit words, the digit across their boundary
+        ((np.int32, np.int64), 90, 5, True, "match_early_counts"),  # the most significant word alone
+        ((np.int32, np.int64), 94, 4, False, "memoize"),  # the key's top bits, and past them zeros
+    ],
+    ids=lambda v: "-".join(np.dtype(d).name for d in v) if isinstance(v, tuple) else str(v),
+)
+def test_radix_rank_tuple_keys(dtypes, begin, num_bits, descending, algorithm):
+    """Tuple keys ranked by a digit of their members' concatenated ordered bits."""
+    threads, n = 64, 3
+    tile, digits = threads * n, 1 << num_bits
+    tracked = max(1, -(-digits // threads))
+    rng = np.random.default_rng(begin + num_bits)
+    # few distinct values of the first member, so that digits across the members vary
+    xa = rng.permutation(np.concatenate([special_keys(dtypes[0], rng, tile)[:8] for _ in range(tile // 8 + 1)]))[:tile]
+    xb = special_keys(dtypes[1], rng, tile)[:tile]
+    ranks, counts = np.zeros(tile, np.int32), np.zeros(threads * tracked, np.uint32)
+    tuple_rank_kernel(threads, n, dtypes, begin, num_bits, descending, algorithm, tracked)[1, threads](
+        xa, xb, ranks, counts)
+    # the digit's bits past the key's width are zeros (a constant part of every digit)
+    width = sum(np.dtype(d).itemsize * 8 for d in dtypes)
+    end = min(begin + num_bits, width)
+    field = concatenated_digits([xa, xb], begin, end, descending)
+    position = sequence_positions(threads, n, algorithm)
+    in_sequence = np.empty_like(field)
+    in_sequence[position] = field
+    rank_of_position = np.empty(tile, np.int32)
+    rank_of_position[sorted(range(tile), key=in_sequence.__getitem__)] = np.arange(tile)
+    assert_equal_exact(ranks, rank_of_position[position], "ranks")
+    plain = concatenated_digits([xa, xb], begin, end, False).astype(np.int64)
+    assert_equal_exact(counts[:digits], np.bincount(plain, minlength=digits).astype(np.uint32), "digit_counts")
 
 
 @pytest.mark.parametrize("algorithm", ["memoize", "match", "match_early_counts"])

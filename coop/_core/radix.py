@@ -24,8 +24,8 @@ Tuple keys (CUB's decomposer: lexicographic, the leftmost member most significan
 the concatenation of their members' ordered bits, the last member's lowest.
 ``key_words(key_types)`` packs consecutive members into ``Word`` s of at most 64 bits,
 least significant first: a word is sorted as one key (``word_digit`` reads its digits,
-each float member's -0.0 as +0.0), and ``pack`` / ``unpack`` move a member's ordered
-bits into and out of its word.
+each float member's -0.0 as +0.0), ``pack`` / ``unpack`` move a member's ordered
+bits into and out of its word, and ``word_packer(word)`` gives a key's word.
 """
 
 import functools
@@ -33,7 +33,7 @@ import functools
 import numpy as np
 from numba.cuda import types
 
-from coop._core.backend import SIMULATOR
+from coop._core.backend import SIMULATOR, device_function
 
 KEY_TYPES = (
     types.boolean,
@@ -226,3 +226,29 @@ def key_words(key_types):
         width += bits
     words.append(Word(members, offset))
     return words
+
+
+def word_packer(word):
+    """``pack(key_arrays, i) -> word.bits_type``: ``word``'s bits of the thread's key ``i``
+    (its members' ordered bits, packed; ``key_arrays``: the key's members' items arrays,
+    most significant first)."""
+    return _packer([(member, to_ordered(member_type), pack(word.bits_type, member_type, at))
+                    for member, member_type, at in word.members])
+
+
+def _packer(members):
+    """``pack(key_arrays, i)``: the word of ``members`` (each ``(index in key_arrays,
+    to_ordered, pack)``) for the thread's key ``i``."""
+    (member, to_ordered_bits, pack_bits), rest = members[0], members[1:]
+    if not rest:
+
+        def pack_one(key_arrays, i):
+            return pack_bits(to_ordered_bits(key_arrays[member][i]))
+
+        return device_function(pack_one)
+    pack_rest = _packer(rest)
+
+    def pack_more(key_arrays, i):
+        return pack_bits(to_ordered_bits(key_arrays[member][i])) | pack_rest(key_arrays, i)
+
+    return device_function(pack_more)

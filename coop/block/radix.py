@@ -283,32 +283,13 @@ def _word_passes(index, word, rank, radix_bits, scatter_all, scatter_all_last, l
 def _word_filler(word, n):
     """``fill(ordered, key_arrays, unused)``: ``word``'s ordered bits of the thread's
     ``n`` keys (its members' ordered bits, packed) into the items array ``ordered``."""
-    pack = _packer([(member, radix.to_ordered(member_type), radix.pack(word.bits_type, member_type, at))
-                    for member, member_type, at in word.members])
+    pack = radix.word_packer(word)
 
     def fill(ordered, key_arrays, unused):
         for i in range(n):
             ordered[i] = pack(key_arrays, i)
 
     return device_function(fill)
-
-
-def _packer(members):
-    """``pack(key_arrays, i)``: the word of ``members`` (each ``(index in key_arrays,
-    to_ordered, pack)``) for the thread's key ``i``."""
-    (member, to_ordered, pack), rest = members[0], members[1:]
-    if not rest:
-
-        def pack_one(key_arrays, i):
-            return pack(to_ordered(key_arrays[member][i]))
-
-        return device_function(pack_one)
-    pack_rest = _packer(rest)
-
-    def pack_more(key_arrays, i):
-        return pack(to_ordered(key_arrays[member][i])) | pack_rest(key_arrays, i)
-
-    return device_function(pack_more)
 
 
 def _key_filler(word, n):

@@ -36,6 +36,7 @@ from numba.cuda import types
 from coop._core import radix
 from coop._core.algorithm import Algorithm, choose
 from coop._core.backend import cuda
+from coop._core.items import array_lengths_check, array_tuple, items_or_tuple
 from coop._core.exchange import STATIC_SHARED_LIMIT, rank_items, required_items_per_thread, required_threads, warp_mask
 from coop._core.misuse import size_check
 from coop._core.scratch import (Region, Struct, atomic_add, block_rank, load_pair, loader, storage, store, store_pair,
@@ -270,17 +271,15 @@ def ranker(digit_of, threads, items_per_thread, radix_bits, descending, memoize,
         # (a caller sharing the buffer with other phases synchronises before the call).
         for lane in range(padded_lanes):
             store_pair(buffer, U32(base + 2 * (lane * threads + tid)), U32(0))
-        # per key, its counter's slot and the count of the thread's keys of its digit
-        # before it (CUB's digit_counters and thread_prefixes)
-        slots = cuda.local.array(n, np.uint32)
-        prefixes = cuda.local.array(n, np.uint32)
+        # per key, the count of the thread's keys of its digit before it (CUB's
+        # thread_prefixes), in ranks; its counter's slot is found again after the scan,
+        # where NVVM reuses the first (an array of the slots, as CUB's digit_counters,
+        # was left in local memory by numba-cuda-mlir's code)
         for i in range(n):
-            digit = counted_digit(ordered[i], begin_bit, pass_bits)
-            slot = counter_slot(digit, tid)
+            slot = counter_slot(counted_digit(ordered[i], begin_bit, pass_bits), tid)
             count = U32(load_counter(buffer, slot))
             store(buffer, slot, np.uint16(count + 1))
-            slots[i] = slot
-            prefixes[i] = count
+            ranks[i] = count
         cuda.syncthreads()
         # Scan the counters in memory order (lane by lane, thread by thread; low halves,
         # then high halves), two at a time: each thread rakes a segment of consecutive
@@ -288,7 +287,8 @@ def ranker(digit_of, threads, items_per_thread, radix_bits, descending, memoize,
         scan_segment(buffer, U32(base + 2 * tid * padded_lanes))
         cuda.syncthreads()
         for i in range(n):
-            ranks[i] = U32(prefixes[i] + load_counter(buffer, slots[i]))
+            slot = counter_slot(counted_digit(ordered[i], begin_bit, pass_bits), tid)
+            ranks[i] = U32(ranks[i] + load_counter(buffer, slot))
         if with_digit_prefix or with_digit_counts:
             read_digits(digit_prefix, digit_counts, buffer, tid)
             # the next call's threads reset thread 0's counters, read here by everyone
@@ -352,10 +352,9 @@ def match_ranker(digit_of, threads, items_per_thread, radix_bits, descending, wi
         for i in range(padded_segment):
             store(buffer, U32(segment_first + i), U32(0))
         cuda.syncthreads()
-        # per key, its counter's slot and the count of its warp's keys of its digit before
-        # it (CUB's digit_counters and ranks before the scan)
-        slots = cuda.local.array(n, np.uint32)
-        prefixes = cuda.local.array(n, np.uint32)
+        # per key, the count of its warp's keys of its digit before it (CUB's ranks before
+        # the scan), in ranks; its counter's slot is found again after the scan (as in
+        # ranker)
         for i in range(n):
             digit = counted_digit(ordered[i], begin_bit, pass_bits)
             peers = digit_peers(warp_lanes, digit)  # the lanes of this digit
@@ -366,15 +365,15 @@ def match_ranker(digit_of, threads, items_per_thread, radix_bits, descending, wi
             if lower_peers == 0:
                 store(buffer, slot, U32(earlier + cuda.popc(peers)))
             cuda.syncwarp(WARP_SYNC_MASK)  # the update is seen by the warp's next item
-            slots[i] = slot
-            prefixes[i] = U32(earlier + lower_peers)
+            ranks[i] = U32(earlier + lower_peers)
         cuda.syncthreads()
         # Scan the counters in memory order (digit by digit, warp by warp): each thread
         # rakes its segment of the grid.
         scan_segment(buffer, segment_first)
         cuda.syncthreads()
         for i in range(n):
-            ranks[i] = U32(prefixes[i] + load_counter(buffer, slots[i]))
+            slot = counter_slot(counted_digit(ordered[i], begin_bit, pass_bits), warp)
+            ranks[i] = U32(ranks[i] + load_counter(buffer, slot))
         if with_digit_prefix or with_digit_counts:
             read_digits(digit_prefix, digit_counts, buffer, tid)
 
@@ -506,29 +505,76 @@ RANK_ALGORITHMS = {
 }
 
 
-def _key_type(sig, keys, param="keys"):
-    key_type = sig.items(keys, param)
-    radix.check_key_type(sig, key_type, param)
-    return types.unliteral(key_type)
+def _key_ordering(key_types, is_tuple, n, num_bits):
+    """``(fill(key_arrays, ordered, begin_bit), dtype, digit_of, digit_begin)``: what the
+    ranking ranks, for keys of ``key_types`` (``is_tuple``: a tuple key's members):
+    ``fill`` writes it to ``ordered``, a ``cuda.local.array(n, dtype)`` the caller makes
+    (a device function may not return an array it creates); ``digit_of`` reads its
+    digits, from bit ``digit_begin(begin_bit)``. One key: its ordered bits, ranked from
+    ``begin_bit``. A tuple key: the digit itself, from its members' concatenated ordered
+    bits (``radix.key_words``' words; a digit may span two of them), ranked from bit 0."""
+    if not is_tuple:
+        to_ordered = radix.to_ordered(key_types[0])
 
+        def fill(key_arrays, ordered, begin_bit):
+            keys = key_arrays[0]
+            for i in range(n):
+                ordered[i] = to_ordered(keys[i])
 
-def _to_ordered_items(key_type, n):
-    """``(fill(keys, ordered), dtype)``: a device function writing the ordered bits of
-    ``n`` keys to ``ordered``, a ``cuda.local.array(n, dtype)`` the caller makes (a
-    device function may not return an array it creates)."""
-    to_ordered = radix.to_ordered(key_type)
+        dtype = np.dtype("uint%d" % radix.key_bits(key_types[0]))
+        return device_function(fill), dtype, radix.digit(key_types[0]), _same_bit
+    add_digits = _digit_parts(radix.key_words(key_types), n, num_bits)
 
-    def fill(keys, ordered):
+    def fill_digits(key_arrays, digits, begin_bit):
         for i in range(n):
-            ordered[i] = to_ordered(keys[i])
+            digits[i] = U32(0)
+        add_digits(key_arrays, digits, begin_bit)
 
-    return device_function(fill), np.dtype("uint%d" % radix.key_bits(key_type))
+    return device_function(fill_digits), np.dtype(np.uint32), radix.digit(types.uint32), _bit_zero
+
+
+def _digit_parts(words, n, num_bits):
+    """``add(key_arrays, digits, begin_bit)``: or into ``digits`` the parts that ``words``
+    (a tuple key's, from its least significant) hold of each key's digit of ``num_bits``
+    bits from ``begin_bit``."""
+    word, rest = words[0], words[1:]
+    pack, word_digit = radix.word_packer(word), word.digit
+    first, end = word.offset, word.offset + word.width
+    add_rest = _digit_parts(rest, n, num_bits) if rest else _no_digit_parts
+
+    def add(key_arrays, digits, begin_bit):
+        low = max(begin_bit, first)
+        high = min(begin_bit + num_bits, end)
+        if low < high:  # (the same in every thread: begin_bit is)
+            for i in range(n):
+                part = word_digit(pack(key_arrays, i), low - first, high - low)
+                digits[i] = U32(digits[i] | U32(part << (low - begin_bit)))
+        add_rest(key_arrays, digits, begin_bit)
+
+    return device_function(add)
+
+
+@device_function
+def _no_digit_parts(key_arrays, digits, begin_bit):
+    pass
+
+
+@device_function
+def _same_bit(begin_bit):
+    return begin_bit
+
+
+@device_function
+def _bit_zero(begin_bit):
+    return 0
 
 
 def _rank_temp_storage_bytes(sig, key_type, threads, num_bits, algorithm=PRIMITIVE_DEFAULT):
-    """Bytes a ``temp_storage=`` array needs for a ranking of ``key_dtype`` keys by
-    ``num_bits``-bit digits in blocks of ``threads`` with ``algorithm``."""
-    radix.check_key_type(sig, key_type, "dtype")
+    """Bytes a ``temp_storage=`` array needs for a ranking of ``key_dtype`` keys (a tuple
+    of dtypes for tuple keys) by ``num_bits``-bit digits in blocks of ``threads`` with
+    ``algorithm``."""
+    for member in key_type.types if isinstance(key_type, types.BaseTuple) else (key_type,):
+        radix.check_key_type(sig, member, "dtype")
     block = required_threads(sig, threads)
     bits = sig.constant_int(num_bits, "num_bits")
     name, chosen = choose(sig, algorithm, RANK_ALGORITHMS)
@@ -546,9 +592,13 @@ def radix_rank(keys, ranks, begin_bit, num_bits, threads=None, items_per_thread=
 
     Parameters
     ----------
-    keys : items array
+    keys : items array, or tuple of items arrays
         The thread's ``items_per_thread`` keys, blocked: bool, int8-int64, uint8-uint64,
-        float16, float32 or float64 (ordered as the module docstring says).
+        float16, float32 or float64 (ordered as the module docstring says). A tuple
+        ``(a, b, ...)`` of items arrays is one key per position, ``a`` most significant
+        (as ``coop.block.radix_sort``'s tuple keys, CUB's decomposer): its bits are the
+        members' ordered bits concatenated, ``a``'s highest, and ``begin_bit`` counts in
+        them (a digit may take bits of two members).
     ranks : items array of integers
         Receives each key's rank: a tile position, 0 to ``threads * items_per_thread - 1``.
     begin_bit : int
@@ -644,7 +694,9 @@ def radix_rank(keys, ranks, begin_bit, num_bits, threads=None, items_per_thread=
         assert (out == np.sort(keys)).all()
     """
     sig = Signature("coop.block.radix_rank")
-    key_type = _key_type(sig, keys)
+    key_types, keys_tuple = items_or_tuple(sig, keys, "keys")
+    for member in key_types:
+        radix.check_key_type(sig, member, "keys")
     rank_items(sig, ranks)
     block = required_threads(sig, threads)
     n = required_items_per_thread(sig, items_per_thread)
@@ -652,7 +704,7 @@ def radix_rank(keys, ranks, begin_bit, num_bits, threads=None, items_per_thread=
     if not name.startswith("match"):  # (the match rankings' counters are 32-bit)
         check_tile(sig, block, n)
     bits = sig.constant_int(num_bits, "num_bits")
-    layout = chosen.layout(key_type, block, bits)
+    layout = chosen.layout(key_types, block, bits)
     check_radix_bits(sig, bits, "num_bits", block, layout)
     sig.run_time_int(begin_bit, "begin_bit")
     is_descending = sig.constant_bool(descending, "descending")
@@ -666,7 +718,8 @@ def radix_rank(keys, ranks, begin_bit, num_bits, threads=None, items_per_thread=
     early = name == "match_early_counts"
     options = dict(with_counts_op=with_counts_op) if early else {}
     scratch, users_buffer = storage(sig, temp_storage, layout, owner=(sig.primitive, name, bits))
-    rank, tracked = chosen.function(digit_of=radix.digit(key_type), threads=block, items_per_thread=n,
+    fill_ordered, ordered_dtype, digit_of, digit_begin = _key_ordering(key_types, keys_tuple, n, bits)
+    rank, tracked = chosen.function(digit_of=digit_of, threads=block, items_per_thread=n,
                                     radix_bits=bits, descending=is_descending, with_digit_prefix=with_prefix,
                                     with_digit_counts=with_counts or (with_counts_op and not early), **options,
                                     layout=layout)
@@ -674,33 +727,35 @@ def radix_rank(keys, ranks, begin_bit, num_bits, threads=None, items_per_thread=
     # used it before; with match, for the previous call's last reads (of any warp's
     # counters; the others' are of the thread's own, or end with a barrier).
     lead_barrier = users_buffer or name in ("match", "match_early_counts")
-    fill_ordered, bits_dtype = _to_ordered_items(key_type, n)
-    check_keys = size_check(sig.primitive, "keys", exact=True)
+    as_key_arrays = array_tuple(keys_tuple)
+    check_keys = array_lengths_check(sig.primitive, "keys", n, len(key_types))
     check_ranks = size_check(sig.primitive, "ranks", exact=True)
     check_prefix = size_check(sig.primitive, "exclusive_digit_prefix", exact=True)
     check_counts = size_check(sig.primitive, "digit_counts", exact=True)
 
     def impl(keys, ranks, begin_bit, exclusive_digit_prefix, digit_counts, counts_op, counts_state, temp_storage):
-        check_keys(keys, n)
+        key_arrays = as_key_arrays(keys)
+        check_keys(key_arrays)
         check_ranks(ranks, n)
         if with_prefix:
             check_prefix(exclusive_digit_prefix, tracked)
         if with_counts:
             check_counts(digit_counts, tracked)
-        ordered = cuda.local.array(n, bits_dtype)
-        fill_ordered(keys, ordered)
+        ordered = cuda.local.array(n, ordered_dtype)
+        fill_ordered(key_arrays, ordered, begin_bit)
+        digit_begin_bit = digit_begin(begin_bit)
         buffer = scratch(temp_storage)
         if lead_barrier:
             cuda.syncthreads()
         if early:
-            rank(ordered, ranks, begin_bit, bits, exclusive_digit_prefix, digit_counts, buffer, counts_op,
+            rank(ordered, ranks, digit_begin_bit, bits, exclusive_digit_prefix, digit_counts, buffer, counts_op,
                  counts_state)
         elif with_counts_op:  # (the counts are known once the ranking is done)
             counts = digit_counts if with_counts else cuda.local.array(tracked, np.uint32)
-            rank(ordered, ranks, begin_bit, bits, exclusive_digit_prefix, counts, buffer)
+            rank(ordered, ranks, digit_begin_bit, bits, exclusive_digit_prefix, counts, buffer)
             counts_op(counts_state, counts)
         else:
-            rank(ordered, ranks, begin_bit, bits, exclusive_digit_prefix, digit_counts, buffer)
+            rank(ordered, ranks, digit_begin_bit, bits, exclusive_digit_prefix, digit_counts, buffer)
 
     return impl
 

@@ -110,6 +110,31 @@ for _algorithm in ("match", "match_early_counts"):
             )
 
 
+def tuple_radix_rank_kernel(algorithm):
+    """Tuple keys (uint64, int32) by a 6-bit digit from a run-time bit: the digit may take
+    bits of both of the key's words."""
+
+    @cuda.jit
+    def kernel(x, out):
+        high = cuda.local.array(4, np.uint64)
+        low = cuda.local.array(4, np.int32)
+        ranks = cuda.local.array(4, np.int32)
+        for j in range(4):
+            high[j] = x[cuda.threadIdx.x * 4 + j]
+            low[j] = np.int32(x[cuda.threadIdx.x * 4 + j] >> 3)
+        coop.block.radix_rank((high, low), ranks, x.size % 90, 6, threads=128, items_per_thread=4, algorithm=algorithm)
+        for j in range(4):
+            out[cuda.threadIdx.x * 4 + j] = ranks[j]
+
+    return kernel
+
+
+for _algorithm in ("memoize", "match"):
+    case(f"radix_rank-{_algorithm}-tuple-keys", (types.uint64[::1], types.int32[::1]))(
+        tuple_radix_rank_kernel(_algorithm)
+    )
+
+
 @cuda.jit(device=True)
 def _record_counts(state, counts):
     out, = state
@@ -216,6 +241,35 @@ def radix_sort_tuple_keys_complex_member(x, out):
     low = cuda.local.array(2, np.complex64)
     coop.block.radix_sort((high, low), threads=32, items_per_thread=2)
     out[0] = high[0]
+
+
+@misuse(
+    "radix-rank-tuple-keys-complex-member",
+    (types.int32[::1], types.int32[::1]),
+    "coop.block.radix_rank: keys must hold radix keys (bool, int8-int64, uint8-uint64, float16, float32 and "
+    "float64), got complex64",
+    threads=32,
+)
+def radix_rank_tuple_keys_complex_member(x, out):
+    high = cuda.local.array(2, np.int32)
+    low = cuda.local.array(2, np.complex64)
+    ranks = cuda.local.array(2, np.int32)
+    coop.block.radix_rank((high, low), ranks, 0, 4, threads=32, items_per_thread=2)
+    out[0] = ranks[0]
+
+
+@misuse(
+    "radix-rank-tuple-keys-short-member",
+    (types.int32[::1], types.int32[::1]),
+    "coop_error__coop_block_radix_rank__keys_wrong_length",
+    threads=32,
+)
+def radix_rank_tuple_keys_short_member(x, out):
+    high = cuda.local.array(2, np.int32)
+    low = cuda.local.array(1, np.uint8)
+    ranks = cuda.local.array(2, np.int32)
+    coop.block.radix_rank((high, low), ranks, 0, 4, threads=32, items_per_thread=2)
+    out[0] = ranks[0]
 
 
 @misuse(
