@@ -90,12 +90,20 @@ def _sort_out_of_place_args(n):  # three passes, from the input into the outputs
     return (d_keys, d_values, False, 2, 19, d_keys_out, d_values_out), [d_keys_out, d_values_out, d_keys]
 
 
+def _segmented_sort_args(n):  # segments of one tile and of several, through the temporaries
+    d_keys = cuda.to_device(_ints(n, 15, -2**31, 2**31 - 1))
+    d_values = cuda.to_device(np.arange(n, dtype=np.int32))
+    offsets = np.array([0, 3, n // 3, n], np.int64)
+    return (d_keys, cuda.to_device(offsets), d_values, True), [d_keys, d_values]
+
+
 CALLS = [
     ("reduce", _reduce_args), ("sum", _sum_args), ("inclusive_sum", _scan_args), ("exclusive_sum", _scan_args),
     ("inclusive_scan", _op_scan_args), ("exclusive_scan", _op_scan_args), ("inclusive_scan", _tuple_scan_args),
     ("select", _select_args), ("partition", _select_args), ("select_flagged", _flagged_args),
     ("histogram_even", _histogram_args), ("segmented_reduce", _segmented_args), ("radix_sort", _sort_args),
     ("radix_sort", _sort_bits_args), ("radix_sort", _sort_out_of_place_args),
+    ("segmented_sort", _segmented_sort_args),
 ]
 
 

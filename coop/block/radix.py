@@ -34,7 +34,7 @@ from coop._core.scratch import Union, storage
 from coop._core.specialize import PRIMITIVE_DEFAULT, Signature, device_function, is_none, primitive
 from coop._core.values import check_dtype, value_type_of
 from coop.block.exchange import exchange_layout, exchanger
-from coop.block.radix_ranking import check_radix_bits, check_tile, rank_layout, ranker
+from coop.block.radix_ranking import check_radix_bits, check_tile, given_bit, rank_layout, ranker
 
 __all__ = ["radix_sort"]
 
@@ -193,7 +193,7 @@ def radix_sort(keys, values=None, threads=None, items_per_thread=None, begin_bit
     sort_words = tile_sorter(sig, key_types, value_types, block, n, bits, is_descending, striped, layout)
     as_key_arrays = array_tuple(keys_tuple)
     as_value_arrays = array_tuple(values_tuple, bool(value_types))
-    end_of = _key_width(width) if is_none(end_bit) else _given_bit
+    end_of = _key_width(width) if is_none(end_bit) else given_bit
     check_keys = array_lengths_check(sig.primitive, "keys", n, len(key_types))
     check_values = array_lengths_check(sig.primitive, "values", n, len(value_types))
 
@@ -372,9 +372,3 @@ def _key_width(width):
         return width
 
     return device_function(key_width)
-
-
-@device_function
-def _given_bit(end_bit):
-    return end_bit
-

@@ -522,7 +522,7 @@ def _key_ordering(key_types, is_tuple, n, num_bits):
                 ordered[i] = to_ordered(keys[i])
 
         dtype = np.dtype("uint%d" % radix.key_bits(key_types[0]))
-        return device_function(fill), dtype, radix.digit(key_types[0]), _same_bit
+        return device_function(fill), dtype, radix.digit(key_types[0]), given_bit
     add_digits = _digit_parts(radix.key_words(key_types), n, num_bits)
 
     def fill_digits(key_arrays, digits, begin_bit):
@@ -560,8 +560,10 @@ def _no_digit_parts(key_arrays, digits, begin_bit):
 
 
 @device_function
-def _same_bit(begin_bit):
-    return begin_bit
+def given_bit(bit):
+    """A bit argument as given (``radix_sort``'s ``end_bit``, a plain key's ranking's
+    ``begin_bit``)."""
+    return bit
 
 
 @device_function

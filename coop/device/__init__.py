@@ -11,6 +11,8 @@ composing them.
 - ``segmented_reduce(d_in, d_out, offsets, op, initial)`` (DeviceSegmentedReduce).
 - ``radix_sort(d_keys, d_values=None, descending=False, begin_bit=0, end_bit=None)``
   (DeviceRadixSort, Onesweep): in place.
+- ``segmented_sort(d_keys, offsets, d_values=None, descending=False)``
+  (DeviceSegmentedSort): each segment on its own, stably, in place.
 
 Temporary storage is coop's own, kept between calls per stream, unless the call gets
 ``temp_storage=``, a device array of at least ``temp_storage_bytes(function, <the call's
@@ -39,10 +41,12 @@ from coop.device.histogram import histogram_even
 from coop.device.segmented_reduce import segmented_reduce
 from coop.device.select import partition, select, select_flagged
 from coop.device.radix_sort import radix_sort
+from coop.device.segmented_sort import segmented_sort
 from coop._core.namespace import public_namespace
 
 __all__ = ["reduce", "sum", "inclusive_scan", "exclusive_scan", "inclusive_sum", "exclusive_sum", "select",
-           "select_flagged", "partition", "histogram_even", "segmented_reduce", "radix_sort", "temp_storage_bytes",
+           "select_flagged", "partition", "histogram_even", "segmented_reduce", "radix_sort", "segmented_sort",
+           "temp_storage_bytes",
            "lookback"]
 
 public_namespace(__name__)

@@ -6,6 +6,8 @@ streams, operators given on the host, launch sizes, kernel caches and the launch
   array, a non-1-D or non-contiguous one is an ``ArgumentTypeError`` /
   ``ArgumentValueError`` (coop's errors, and Python's ``TypeError`` / ``ValueError``)
   naming the function and the parameter.
+- ``segment_offsets(function, offsets)``: the segmented algorithms' ``offsets``,
+  checked (int32 or int64, at least one).
 - ``is_same_memory(function, name, array, other_name, other)``: whether two device
   arrays are the same memory (an output given as its input); partly overlapping ones
   are an ``ArgumentValueError``.
@@ -110,6 +112,17 @@ def device_array(function, name, x):
 def check_length(function, name, array, at_least):
     if array.size < at_least:
         raise _error(function, name, f"is too short: {array.size} items, {at_least} needed", ArgumentValueError)
+
+
+def segment_offsets(function, offsets):
+    """``offsets`` (the segmented algorithms' ``len(offsets) - 1`` segments) as a device
+    array of int32 or int64, at least one offset, or the error naming ``function``."""
+    offsets = device_array(function, "offsets", offsets)
+    if offsets.dtype not in (np.dtype(np.int32), np.dtype(np.int64)):
+        raise ArgumentTypeError(f"coop.device.{function}: offsets must be int32 or int64, got {offsets.dtype}")
+    if offsets.size < 1:
+        raise ArgumentValueError(f"coop.device.{function}: offsets must hold at least one offset (no segments: one)")
+    return offsets
 
 
 def _address(array):

@@ -258,13 +258,55 @@ def _key_bits(dtype):
     return radix.key_bits(key_type) if radix.is_key_type(key_type) else None
 
 
-def _output(name, out, input_name, d_input, n):
-    out = device_array("radix_sort", name, out)
-    check_length("radix_sort", name, out, n)
+def sort_outputs(function, d_keys, d_values, d_keys_out, d_values_out, descending):
+    """The sorts' checks of their values, outputs and ``descending`` (``function``'s, by
+    name), and ``(d_values, keys_out, values_out, in_place)``: the values as a device
+    array, and where the sorted keys and values go (the inputs themselves in place;
+    ``values_out`` None without values)."""
+    n = d_keys.size
+    if d_values is not None:
+        d_values = device_array(function, "d_values", d_values)
+        check_length(function, "d_values", d_values, n)
+    if d_values_out is not None and d_keys_out is None:
+        raise ArgumentValueError(f"coop.device.{function}: d_values_out is given without d_keys_out (the keys and "
+                                 "values are sorted out of place together)")
+    if d_keys_out is not None:
+        d_keys_out = _output(function, "d_keys_out", d_keys_out, "d_keys", d_keys, n)
+        if d_values is not None:
+            if d_values_out is None:
+                raise ArgumentValueError(f"coop.device.{function}: d_values_out is needed with d_keys_out and "
+                                         "d_values (the values are sorted out of place with the keys)")
+            d_values_out = _output(function, "d_values_out", d_values_out, "d_values", d_values, n)
+        elif d_values_out is not None:
+            raise ArgumentValueError(f"coop.device.{function}: d_values_out is given without d_values")
+    if not isinstance(descending, (bool, np.bool_)):
+        raise ArgumentTypeError(f"coop.device.{function}: descending must be a bool, got {descending!r}")
+    in_place = d_keys_out is None or is_same_memory(function, "d_keys_out", d_keys_out, "d_keys", d_keys)
+    if (d_keys_out is not None and d_values is not None and
+            is_same_memory(function, "d_values_out", d_values_out, "d_values", d_values) != in_place):
+        raise ArgumentValueError(f"coop.device.{function}: d_keys_out and d_values_out must both be their inputs "
+                                 "(in place) or both apart from them")
+    keys_out, values_out = (d_keys, d_values) if in_place else (d_keys_out, d_values_out)
+    return d_values, keys_out, values_out, in_place
+
+
+def _output(function, name, out, input_name, d_input, n):
+    out = device_array(function, name, out)
+    check_length(function, name, out, n)
     if out.dtype != d_input.dtype:
-        raise ArgumentTypeError(f"coop.device.radix_sort: {name}'s dtype {out.dtype} differs from {input_name}'s "
+        raise ArgumentTypeError(f"coop.device.{function}: {name}'s dtype {out.dtype} differs from {input_name}'s "
                                 f"{d_input.dtype}")
     return out
+
+
+def check_key_dtype(function, d_keys):
+    """The width of ``d_keys``' keys in bits, or an ``ArgumentTypeError`` naming
+    ``function`` where they are not radix keys."""
+    key_bits = _key_bits(d_keys.dtype)
+    if key_bits is None:
+        raise ArgumentTypeError(f"coop.device.{function}: d_keys must hold radix keys ({radix.KEY_TYPE_NAMES}), "
+                                f"got {d_keys.dtype}")
+    return key_bits
 
 
 def _check_bits(name, value, low, high, key_bits):
@@ -332,38 +374,14 @@ def radix_sort(d_keys, d_values=None, descending=False, begin_bit=0, end_bit=Non
     """
     d_keys = device_array("radix_sort", "d_keys", d_keys)
     n = d_keys.size
-    key_bits = _key_bits(d_keys.dtype)
-    if key_bits is None:
-        raise ArgumentTypeError(f"coop.device.radix_sort: d_keys must hold radix keys ({radix.KEY_TYPE_NAMES}), "
-                                f"got {d_keys.dtype}")
-    if d_values is not None:
-        d_values = device_array("radix_sort", "d_values", d_values)
-        check_length("radix_sort", "d_values", d_values, n)
-    if d_values_out is not None and d_keys_out is None:
-        raise ArgumentValueError("coop.device.radix_sort: d_values_out is given without d_keys_out (the keys and "
-                                 "values are sorted out of place together)")
-    if d_keys_out is not None:
-        d_keys_out = _output("d_keys_out", d_keys_out, "d_keys", d_keys, n)
-        if d_values is not None:
-            if d_values_out is None:
-                raise ArgumentValueError("coop.device.radix_sort: d_values_out is needed with d_keys_out and d_values "
-                                         "(the values are sorted out of place with the keys)")
-            d_values_out = _output("d_values_out", d_values_out, "d_values", d_values, n)
-        elif d_values_out is not None:
-            raise ArgumentValueError("coop.device.radix_sort: d_values_out is given without d_values")
-    if not isinstance(descending, (bool, np.bool_)):
-        raise ArgumentTypeError(f"coop.device.radix_sort: descending must be a bool, got {descending!r}")
+    key_bits = check_key_dtype("radix_sort", d_keys)
+    d_values, keys_out, values_out, in_place = sort_outputs("radix_sort", d_keys, d_values, d_keys_out,
+                                                            d_values_out, descending)
     end_bit = key_bits if end_bit is None else _check_bits("end_bit", end_bit, 0, key_bits, key_bits)
     begin_bit = _check_bits("begin_bit", begin_bit, 0, end_bit, key_bits)
     if n > MAX_ITEMS:
         raise ArgumentValueError(f"coop.device.radix_sort: d_keys has {n} items, at most {MAX_ITEMS} are supported")
     stream = launch_stream(stream)
-    in_place = d_keys_out is None or is_same_memory("radix_sort", "d_keys_out", d_keys_out, "d_keys", d_keys)
-    if (d_keys_out is not None and d_values is not None and
-            is_same_memory("radix_sort", "d_values_out", d_values_out, "d_values", d_values) != in_place):
-        raise ArgumentValueError("coop.device.radix_sort: d_keys_out and d_values_out must both be their inputs (in "
-                                 "place) or both apart from them")
-    keys_out, values_out = (d_keys, d_values) if in_place else (d_keys_out, d_values_out)
     if n <= 1 or begin_bit == end_bit:  # (in order already)
         if not in_place and n:
             copy_items(d_keys, keys_out, n, stream)

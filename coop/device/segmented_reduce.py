@@ -15,10 +15,9 @@ import numpy as np
 from numba import cuda
 
 import coop
-from coop._core.errors import ArgumentTypeError, ArgumentValueError
 from coop.device._tiles import BLOCK_THREADS, items_per_thread
 from coop.device._host import (check_length, device_array, device_operator, documented, launch, launch_stream,
-                               takes_temp_storage)
+                               segment_offsets, takes_temp_storage)
 
 __all__ = ["segmented_reduce"]
 
@@ -116,11 +115,7 @@ def segmented_reduce(d_in, d_out, offsets, op, initial, stream=None, temp_storag
     function = "segmented_reduce"
     d_in = device_array(function, "d_in", d_in)
     d_out = device_array(function, "d_out", d_out)
-    offsets = device_array(function, "offsets", offsets)
-    if offsets.dtype not in (np.dtype(np.int32), np.dtype(np.int64)):
-        raise ArgumentTypeError(f"coop.device.{function}: offsets must be int32 or int64, got {offsets.dtype}")
-    if offsets.size < 1:
-        raise ArgumentValueError(f"coop.device.{function}: offsets must hold at least one offset (no segments: one)")
+    offsets = segment_offsets(function, offsets)
     segments = offsets.size - 1
     check_length(function, "d_out", d_out, segments)
     op = device_operator(function, "op", op)

@@ -56,7 +56,8 @@ def _segmented_sum(a, b):
 def device_cases(name):
     """The kernels of every coop.device algorithm for items of dtype ``name``."""
     device = {module: importlib.import_module(f"coop.device.{module}")
-              for module in ("scan", "reduce", "select", "histogram", "segmented_reduce", "radix_sort")}
+              for module in ("scan", "reduce", "select", "histogram", "segmented_reduce", "radix_sort",
+                             "segmented_sort")}
     dtype = np.dtype(SCALARS[name][0])
     op = _op_for(name)
     for exclusive, has_initial in ((False, False), (False, True), (True, True)):
@@ -91,6 +92,9 @@ def device_cases(name):
         status, _, _, epoch = _tile_states(np.uint32)
         case(f"device-radix_sort-onesweep-{form}-{name}", _types_of(_array(dtype), _array(dtype), carried, carried, 1,
                                                                     _array(np.int32), 0, 0, status, epoch))(kernel)
+        kernel, _ = device["segmented_sort"]._segment_kernel(dtype, values, values is not None)
+        case(f"device-segmented_sort-{form}-{name}", _types_of(_array(dtype), _array(dtype), _array(dtype), carried,
+                                                               carried, carried, _array(np.int64), 0))(kernel)
 
 
 def device_tuple_cases(dtypes):
