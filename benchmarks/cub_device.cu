@@ -10,6 +10,9 @@
 //   segmented_reduce_sum  DeviceSegmentedReduce::Sum, int32, segments of 1024 items
 //   radix_sort_keys       DeviceRadixSort::SortKeys, random uint32 keys, all 32 bits, out of place
 //   radix_sort_pairs      DeviceRadixSort::SortPairs, uint32 keys and uint32 values
+//   segmented_sort_keys   DeviceSegmentedSort::StableSortKeys, the uint32 keys in segments of 64 to
+//                         4096 keys (segment j: 64 + ((j * 2654435761 mod 2^32) >> 8) mod 4033 keys,
+//                         the last cut at n), out of place
 //
 //   nvcc -O3 -std=c++17 -arch=sm_90 -I$CCCL_INCLUDE benchmarks/cub_device.cu -o cub_device
 //   ./cub_device [LOG2N ...]     (sizes n = 2^LOG2N, LOG2N in [10, 30]; default 16 20 24 28)
@@ -25,6 +28,7 @@
 #include <cub/device/device_reduce.cuh>
 #include <cub/device/device_scan.cuh>
 #include <cub/device/device_segmented_reduce.cuh>
+#include <cub/device/device_segmented_sort.cuh>
 #include <cub/device/device_select.cuh>
 
 #include <algorithm>
@@ -257,6 +261,31 @@ template <bool PAIRS> static void run_radix_sort(const Input<unsigned>& keys, co
   report(PAIRS ? "radix_sort_pairs" : "radix_sort_keys", "uint32", n, s, (PAIRS ? 16.0 : 8.0) * n, ok);
 }
 
+// segmented_sort_keys' offsets (benchmarks/device.py's sort_offsets makes the same)
+static std::vector<int> sort_offsets(int n) {
+  std::vector<int> offsets{0};
+  for (unsigned j = 0; offsets.back() < n; ++j) {
+    const int size = 64 + int(((j * 2654435761u) >> 8) % 4033u);
+    offsets.push_back(std::min(n, offsets.back() + size));
+  }
+  return offsets;
+}
+
+static void run_segmented_sort(const Input<unsigned>& keys) {
+  const int n = keys.n();
+  const std::vector<int> offsets = sort_offsets(n);
+  const int segments = int(offsets.size()) - 1;
+  const DeviceArray<int> d_offsets(offsets);
+  DeviceArray<unsigned> keys_out(n);
+  const double s = time_cub([&](void* temp, size_t& bytes) {
+    return cub::DeviceSegmentedSort::StableSortKeys(temp, bytes, keys.device.ptr, keys_out.ptr, n, segments,
+                                                    d_offsets.ptr, d_offsets.ptr + 1);
+  });
+  std::vector<unsigned> expected = keys.host;
+  for (int j = 0; j < segments; ++j) std::sort(expected.begin() + offsets[j], expected.begin() + offsets[j + 1]);
+  report("segmented_sort_keys", "uint32", n, s, 8.0 * n, keys_out.to_host() == expected);
+}
+
 // CUB_DEVICE_ALGORITHMS=reduce_sum,inclusive_sum,... runs only those (radix_sort: both sorts)
 static bool wanted(const char* name) {
   const char* list = std::getenv("CUB_DEVICE_ALGORITHMS");
@@ -302,6 +331,7 @@ int main(int argc, char** argv) {
     if (wanted("select_if")) run_select_if(in_ints);
     if (wanted("histogram_even")) run_histogram(in_floats);
     if (wanted("segmented_reduce_sum")) run_segmented_reduce(in_ints);
+    if (wanted("segmented_sort")) run_segmented_sort(in_keys);
     if (wanted("radix_sort")) {
       std::vector<unsigned> sorted = in_keys.host;
       std::sort(sorted.begin(), sorted.end());

@@ -41,6 +41,10 @@ Algorithms (named as benchmarks/cub_device.cu names them, so that the rows pair 
   separately). ``cupy.sort(x)`` copies ``x`` into a new array and sorts that, so CuPy's row
   includes a copy (and an allocation from its pool) as coop's does. CuPy's pairs are not
   timed: ``cupy.argsort`` plus gathering keys is not the same algorithm.
+- segmented_sort_keys: ``coop.device.segmented_sort(x, offsets, d_keys_out=out)`` /
+  ``cub::DeviceSegmentedSort::StableSortKeys``, the uint32 keys in segments of 64 to 4096
+  keys (``sort_offsets``: segment j holds 64 + ((j * 2654435761 mod 2^32) >> 8) mod 4033
+  keys, the last cut at n; int32 offsets), out of place on both sides; no CuPy.
 
 Each on n = 2^LOG2N items. The inputs are the CUB side's, bit for bit: its splitmix64 stream
 (benchmarks/cub_timing.cuh's ``Rng``, seed 7; cub_device.cu draws three numbers an item, its
@@ -84,7 +88,7 @@ impl ("coop", "coop_count", "coop_out", "cub", "cupy", "copy"), algorithm, dtype
 seconds / 1e9; Gkeys/s for the sorts), gbytes (the CUB side's nominal bytes read and written,
 / seconds / 1e9: 4n + 4 for reduce_sum, 8n for the scans, 5n + 4k for select_flagged and
 4n + 4k for select_if with k items selected, 4n for histogram_even and segmented_reduce_sum,
-8n for radix_sort_keys and 16n for radix_sort_pairs, whatever the passes; the copies: their
+8n for radix_sort_keys and segmented_sort_keys and 16n for radix_sort_pairs, whatever the passes; the copies: their
 sort's, which are also the bytes they move), check ("ok" / "MISMATCH") and, where measured,
 first_call_s and host_us_per_call; prints those lines and a Markdown table
 (benchmarks/plot_device.py plots the file).
@@ -122,6 +126,7 @@ ALGORITHMS = {
     "segmented_reduce_sum": (("int32",), lambda n, k: 4 * n),
     "radix_sort_keys": (("uint32",), lambda n, k: 8 * n),
     "radix_sort_pairs": (("uint32",), lambda n, k: 16 * n),
+    "segmented_sort_keys": (("uint32",), lambda n, k: 8 * n),
 }
 SUMS = {"reduce_sum": "sum", "inclusive_sum": "inclusive_sum", "exclusive_sum": "exclusive_sum"}  # coop's names
 COPY = "_copy"  # the sorts' copies' algorithm: the sort's name and this
@@ -181,6 +186,15 @@ def offsets_of(n):
     return np.arange(n // SEGMENT + 1, dtype=np.int32) * SEGMENT
 
 
+def sort_offsets(n):
+    """segmented_sort_keys' offsets: the CUB side's segments of 64 to 4096 keys."""
+    j = np.arange(n // 64 + 2, dtype=np.uint64)
+    sizes = 64 + (((j * np.uint64(2654435761)) & np.uint64(0xFFFFFFFF)) >> np.uint64(8)) % np.uint64(4033)
+    ends = np.cumsum(sizes.astype(np.int64))
+    count = int(np.searchsorted(ends, n)) + 1  # (the first segment to reach n, cut there)
+    return np.concatenate(([0], np.minimum(ends[:count], n))).astype(np.int32)
+
+
 def expected_of(algorithm, x):
     """What an output of ``algorithm`` of ``x`` is checked against: the inclusive prefix sums
     of ``x`` in int64 or float64 for the sums, else the exact output (the sorts: the sorted
@@ -198,6 +212,10 @@ def expected_of(algorithm, x):
     if algorithm == "segmented_reduce_sum":
         segments = x.size // SEGMENT
         return x[:segments * SEGMENT].reshape(segments, SEGMENT).sum(axis=1, dtype=np.int64).astype(np.int32)
+    if algorithm == "segmented_sort_keys":
+        offsets = sort_offsets(x.size)
+        segment = np.repeat(np.arange(offsets.size - 1), np.diff(offsets))
+        return x[np.lexsort((x, segment))]
     return np.sort(x)
 
 
@@ -361,6 +379,11 @@ def implementations(algorithm, x, d_x, cupy):
         d_offsets = cuda.to_device(offsets_of(n))
         d_out = poisoned(np.int32, n // SEGMENT)
         yield ("coop", algorithm, lambda: coop.device.segmented_reduce(d_x, d_out, d_offsets, coop.ops.add, 0),
+               d_out.copy_to_host)
+    elif algorithm == "segmented_sort_keys":
+        d_offsets = cuda.to_device(sort_offsets(n))
+        d_out = poisoned(x.dtype, n)
+        yield ("coop", algorithm, lambda: coop.device.segmented_sort(d_x, d_offsets, d_keys_out=d_out),
                d_out.copy_to_host)
     else:  # the sorts: coop's sorts a copy of d_x (in place), CUB's d_x itself (out of place)
         pairs = algorithm == "radix_sort_pairs"

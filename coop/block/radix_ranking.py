@@ -48,7 +48,7 @@ from coop.block.scan import exclusive_sum_in_scratch
 __all__ = ["radix_rank"]
 
 # what other families compose (the building-block tier: tests/test_layering.py)
-BUILDING_BLOCKS = ["check_radix_bits", "check_tile", "rank_layout", "ranker", "tracked_digits"]
+BUILDING_BLOCKS = ["check_radix_bits", "check_tile", "given_bit", "rank_layout", "ranker", "tracked_digits"]
 
 U32 = np.uint32
 MAX_TILE_ITEMS = 65535  # the digit counters are 16-bit

@@ -69,7 +69,7 @@ else:
 
 __all__ = ["documented", "device_array", "check_length", "launch_stream", "device_operator", "resident_blocks",
            "launch", "fill_zero", "copy_items", "temporary", "temporary_with_state", "zeroed_temporary",
-           "is_same_memory", "takes_temp_storage", "temp_storage_bytes"]
+           "is_same_memory", "segment_offsets", "takes_temp_storage", "temp_storage_bytes"]
 
 
 def documented(function):

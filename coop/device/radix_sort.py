@@ -55,6 +55,7 @@ from coop.device.lookback import AGGREGATE, INCLUSIVE, TileStates, block_arrives
 from coop.device._tiles import BLOCK_THREADS, tile_loader
 
 __all__ = ["radix_sort"]
+BUILDING_BLOCKS = ["check_key_dtype", "sort_outputs"]  # (for coop.device.segmented_sort)
 
 RADIX_BITS = 8
 DIGITS = 1 << RADIX_BITS
