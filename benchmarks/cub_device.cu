@@ -13,6 +13,8 @@
 //   segmented_sort_keys   DeviceSegmentedSort::StableSortKeys, the uint32 keys in segments of 64 to
 //                         4096 keys (segment j: 64 + ((j * 2654435761 mod 2^32) >> 8) mod 4033 keys,
 //                         the last cut at n), out of place
+//   segmented_sort_keys_power  the same in segments of power-law sizes (segment j: 65536 / (r + 1) keys,
+//                         r = ((j + 1) * 2654435761 mod 2^32) >> 16: 1 to 65536 keys, P(size >= s) ~ 1 / s)
 //
 //   nvcc -O3 -std=c++17 -arch=sm_90 -I$CCCL_INCLUDE benchmarks/cub_device.cu -o cub_device
 //   ./cub_device [LOG2N ...]     (sizes n = 2^LOG2N, LOG2N in [10, 30]; default 16 20 24 28)
@@ -271,9 +273,22 @@ static std::vector<int> sort_offsets(int n) {
   return offsets;
 }
 
-static void run_segmented_sort(const Input<unsigned>& keys) {
+// segmented_sort_keys_power's offsets (device.py's power_law_offsets): sizes 65536 / (r + 1)
+// for r uniform in [0, 2^16), P(size >= s) about 1 / s: half the segments of one or two keys,
+// one in 4,096 longer than 4,096
+static std::vector<int> power_law_offsets(int n) {
+  std::vector<int> offsets{0};
+  for (unsigned j = 0; offsets.back() < n; ++j) {
+    const unsigned r = ((j + 1u) * 2654435761u) >> 16;
+    offsets.push_back(std::min(n, offsets.back() + int(65536u / (r + 1u))));
+  }
+  return offsets;
+}
+
+static void run_segmented_sort(const Input<unsigned>& keys, const char* name,
+                               std::vector<int> (*offsets_of)(int)) {
   const int n = keys.n();
-  const std::vector<int> offsets = sort_offsets(n);
+  const std::vector<int> offsets = offsets_of(n);
   const int segments = int(offsets.size()) - 1;
   const DeviceArray<int> d_offsets(offsets);
   DeviceArray<unsigned> keys_out(n);
@@ -283,7 +298,7 @@ static void run_segmented_sort(const Input<unsigned>& keys) {
   });
   std::vector<unsigned> expected = keys.host;
   for (int j = 0; j < segments; ++j) std::sort(expected.begin() + offsets[j], expected.begin() + offsets[j + 1]);
-  report("segmented_sort_keys", "uint32", n, s, 8.0 * n, keys_out.to_host() == expected);
+  report(name, "uint32", n, s, 8.0 * n, keys_out.to_host() == expected);
 }
 
 // CUB_DEVICE_ALGORITHMS=reduce_sum,inclusive_sum,... runs only those (radix_sort: both sorts)
@@ -331,7 +346,8 @@ int main(int argc, char** argv) {
     if (wanted("select_if")) run_select_if(in_ints);
     if (wanted("histogram_even")) run_histogram(in_floats);
     if (wanted("segmented_reduce_sum")) run_segmented_reduce(in_ints);
-    if (wanted("segmented_sort")) run_segmented_sort(in_keys);
+    if (wanted("segmented_sort_keys")) run_segmented_sort(in_keys, "segmented_sort_keys", sort_offsets);
+    if (wanted("segmented_sort_keys_power")) run_segmented_sort(in_keys, "segmented_sort_keys_power", power_law_offsets);
     if (wanted("radix_sort")) {
       std::vector<unsigned> sorted = in_keys.host;
       std::sort(sorted.begin(), sorted.end());

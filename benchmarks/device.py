@@ -45,6 +45,10 @@ Algorithms (named as benchmarks/cub_device.cu names them, so that the rows pair 
   ``cub::DeviceSegmentedSort::StableSortKeys``, the uint32 keys in segments of 64 to 4096
   keys (``sort_offsets``: segment j holds 64 + ((j * 2654435761 mod 2^32) >> 8) mod 4033
   keys, the last cut at n; int32 offsets), out of place on both sides; no CuPy.
+- segmented_sort_keys_power: the same in segments of power-law sizes (``power_law_offsets``:
+  segment j holds 65536 // (r + 1) keys, r = ((j + 1) * 2654435761 mod 2^32) >> 16, so 1 to
+  65,536 keys, about 1/s of the segments at least s long: half of them of one or two keys,
+  one in 4,096 longer than 4,096).
 
 Each on n = 2^LOG2N items. The inputs are the CUB side's, bit for bit: its splitmix64 stream
 (benchmarks/cub_timing.cuh's ``Rng``, seed 7; cub_device.cu draws three numbers an item, its
@@ -127,6 +131,7 @@ ALGORITHMS = {
     "radix_sort_keys": (("uint32",), lambda n, k: 8 * n),
     "radix_sort_pairs": (("uint32",), lambda n, k: 16 * n),
     "segmented_sort_keys": (("uint32",), lambda n, k: 8 * n),
+    "segmented_sort_keys_power": (("uint32",), lambda n, k: 8 * n),
 }
 SUMS = {"reduce_sum": "sum", "inclusive_sum": "inclusive_sum", "exclusive_sum": "exclusive_sum"}  # coop's names
 COPY = "_copy"  # the sorts' copies' algorithm: the sort's name and this
@@ -195,6 +200,18 @@ def sort_offsets(n):
     return np.concatenate(([0], np.minimum(ends[:count], n))).astype(np.int32)
 
 
+def power_law_offsets(n):
+    """segmented_sort_keys_power's offsets: the CUB side's power-law segment sizes."""
+    j = np.arange(n + 1, dtype=np.uint64)  # (more segments than needed: each holds a key at least)
+    r = (((j + np.uint64(1)) * np.uint64(2654435761)) & np.uint64(0xFFFFFFFF)) >> np.uint64(16)
+    ends = np.cumsum((np.uint64(65536) // (r + np.uint64(1))).astype(np.int64))
+    count = int(np.searchsorted(ends, n)) + 1
+    return np.concatenate(([0], np.minimum(ends[:count], n))).astype(np.int32)
+
+
+SEGMENTED_SORT_OFFSETS = {"segmented_sort_keys": sort_offsets, "segmented_sort_keys_power": power_law_offsets}
+
+
 def expected_of(algorithm, x):
     """What an output of ``algorithm`` of ``x`` is checked against: the inclusive prefix sums
     of ``x`` in int64 or float64 for the sums, else the exact output (the sorts: the sorted
@@ -212,8 +229,8 @@ def expected_of(algorithm, x):
     if algorithm == "segmented_reduce_sum":
         segments = x.size // SEGMENT
         return x[:segments * SEGMENT].reshape(segments, SEGMENT).sum(axis=1, dtype=np.int64).astype(np.int32)
-    if algorithm == "segmented_sort_keys":
-        offsets = sort_offsets(x.size)
+    if algorithm in SEGMENTED_SORT_OFFSETS:
+        offsets = SEGMENTED_SORT_OFFSETS[algorithm](x.size)
         segment = np.repeat(np.arange(offsets.size - 1), np.diff(offsets))
         return x[np.lexsort((x, segment))]
     return np.sort(x)
@@ -380,8 +397,8 @@ def implementations(algorithm, x, d_x, cupy):
         d_out = poisoned(np.int32, n // SEGMENT)
         yield ("coop", algorithm, lambda: coop.device.segmented_reduce(d_x, d_out, d_offsets, coop.ops.add, 0),
                d_out.copy_to_host)
-    elif algorithm == "segmented_sort_keys":
-        d_offsets = cuda.to_device(sort_offsets(n))
+    elif algorithm in SEGMENTED_SORT_OFFSETS:
+        d_offsets = cuda.to_device(SEGMENTED_SORT_OFFSETS[algorithm](n))
         d_out = poisoned(x.dtype, n)
         yield ("coop", algorithm, lambda: coop.device.segmented_sort(d_x, d_offsets, d_keys_out=d_out),
                d_out.copy_to_host)

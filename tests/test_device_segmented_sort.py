@@ -15,19 +15,25 @@ from test_device_sort import keys_of
 from test_radix_sort import digit_keys
 from test_radix_keys import KEY_DTYPES
 
-from coop.device.segmented_sort import THREADS, _items_per_thread
+from coop.device.segmented_sort import THREADS, tile_classes
 
 SORT_DTYPES = KEY_DTYPES if FULL_MATRIX else [np.bool_, np.int8, np.uint16, np.float32, np.int64, np.float64]
 
 
 def tile_of(dtype, value_dtype=np.int32):
-    return THREADS * _items_per_thread(np.dtype(dtype), None if value_dtype is None else np.dtype(value_dtype))
+    """The largest segment a block sorts in shared memory."""
+    return THREADS * tile_classes(np.dtype(dtype), None if value_dtype is None else np.dtype(value_dtype))[1][-1]
 
 
-def segment_lengths(tile, seed):
-    """Empty segments, one item, a tile and one more, several tiles; on the GPU also many
-    small segments."""
+def segment_lengths(dtype, seed):
+    """Empty segments, one item, each warp and block tile size (keys, and with int32
+    values) and one more, several tiles; on the GPU also many small segments."""
+    tile = tile_of(dtype)
     lengths = [0, 1, tile - 1, tile, tile + 1, 0, 3 * tile + 5, 7]
+    for value_dtype in (None, np.dtype(np.int32)):
+        warp, block = tile_classes(np.dtype(dtype), value_dtype)
+        for size in [32 * items for items in warp] + [THREADS * items for items in block]:
+            lengths += [size, size + 1]
     if ON_GPU:
         lengths += list(np.random.default_rng(seed).integers(0, 3 * tile, 300))
     return np.array(lengths)
@@ -67,8 +73,7 @@ def check_segmented_sort(keys, offsets, descending=False, with_values=True, out_
 @pytest.mark.parametrize("descending", [False, True])
 @pytest.mark.parametrize("dtype", SORT_DTYPES, ids=dtype_id)
 def test_keys_and_pairs(dtype, descending):
-    tile = tile_of(dtype)
-    lengths = segment_lengths(tile, 3)
+    lengths = segment_lengths(dtype, 3)
     offsets = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
     keys = keys_of(np.dtype(dtype), int(offsets[-1]) + 5, 17)  # (5 keys past the last segment)
     check_segmented_sort(keys, offsets, descending, with_values=True)
@@ -119,3 +124,22 @@ def test_bad_input():
         coop.device.segmented_sort(keys, offsets, d_keys_out=cuda.to_device(np.zeros(8, np.int64)))
     with pytest.raises(TypeError, match="coop.device.segmented_sort: d_keys"):
         coop.device.segmented_sort(np.zeros(8, np.int32), offsets)
+
+
+@pytest.mark.parametrize("seed", range(16 if ON_GPU else 2))
+def test_random_segments(seed):
+    """A random key type, direction and form, over segment lengths spread evenly over
+    orders of magnitude up to three block tiles (one at least for each of the warps, a
+    block's tiles and the passes), the segments starting past the first keys."""
+    rng = np.random.default_rng(1000 + seed)
+    dtype = np.dtype(SORT_DTYPES[rng.integers(len(SORT_DTYPES))])
+    descending, with_values, out_of_place = (bool(b) for b in rng.integers(0, 2, 3))
+    value_dtype = np.dtype(np.int32) if with_values else None
+    warp_tile, tile = (size * items[-1] for size, items in zip((32, THREADS), tile_classes(dtype, value_dtype)))
+    segments = int(rng.integers(100, 400)) if ON_GPU else 9
+    lengths = np.exp(rng.uniform(0, np.log(3 * tile), segments)).astype(np.int64)
+    lengths[:3] = rng.integers(0, warp_tile + 1), rng.integers(warp_tile + 1, tile + 1), rng.integers(tile + 1, 3 * tile)
+    rng.shuffle(lengths)
+    offsets = (np.concatenate(([0], np.cumsum(lengths))) + rng.integers(0, 9)).astype(np.int64)
+    keys = keys_of(dtype, int(offsets[-1]) + 3, seed)
+    check_segmented_sort(keys, offsets, descending, with_values, out_of_place, what=f" (seed {seed})")

@@ -193,6 +193,35 @@ def digit(key_type):
     return _digit(key_bits(key_type), _float_fields(key_type))
 
 
+@functools.lru_cache(maxsize=None)
+def comparator(key_type, descending=False):
+    """A ``@cuda.jit(device=True)`` function ``(a, b) -> bool``: whether key ``a`` sorts
+    before key ``b`` in a radix sort's order (by their ordered bits, -0.0 as +0.0), for
+    comparison sorts that must order keys as the radix sorts do."""
+    from numba import cuda  # (the simulator's, under NUMBA_ENABLE_CUDASIM)
+
+    ordered = to_ordered(key_type)
+    unsigned = np.dtype("uint%d" % key_bits(key_type)).type
+    fields = _float_fields(key_type)
+    minus_zero = unsigned(fields[0][2] if fields else 0)
+    has_minus_zero, one = bool(fields), unsigned(1)
+
+    @cuda.jit(device=True)
+    def comparable(key):
+        b = ordered(key)
+        if has_minus_zero and b == minus_zero:
+            b += one  # (+0.0's ordered bits)
+        return b
+
+    @cuda.jit(device=True)
+    def before(a, b):
+        if descending:
+            return comparable(b) < comparable(a)
+        return comparable(a) < comparable(b)
+
+    return before
+
+
 class Word:
     """Members of a tuple key packed into one unsigned integer (``bits_type``): each
     ``(member index, member type, bit offset in the word)`` of ``members``; ``offset``:

@@ -92,9 +92,13 @@ def device_cases(name):
         status, _, _, epoch = _tile_states(np.uint32)
         case(f"device-radix_sort-onesweep-{form}-{name}", _types_of(_array(dtype), _array(dtype), carried, carried, 1,
                                                                     _array(np.int32), 0, 0, status, epoch))(kernel)
-        kernel, _ = device["segmented_sort"]._segment_kernel(dtype, values, values is not None)
-        case(f"device-segmented_sort-{form}-{name}", _types_of(_array(dtype), _array(dtype), _array(dtype), carried,
-                                                               carried, carried, _array(np.int64), 0))(kernel)
+        warp_kernel, block_kernel, _ = device["segmented_sort"]._segment_kernels(dtype, values, values is not None)
+        segments = (_array(np.int64), 0, _array(np.int32), _array(np.int32))
+        case(f"device-segmented_sort-warp-{form}-{name}", _types_of(_array(dtype), _array(dtype), carried, carried,
+                                                                    *segments))(warp_kernel)
+        case(f"device-segmented_sort-block-{form}-{name}", _types_of(_array(dtype), _array(dtype), _array(dtype),
+                                                                     carried, carried, carried, segments[0], 0,
+                                                                     *segments[2:]))(block_kernel)
 
 
 def device_tuple_cases(dtypes):
