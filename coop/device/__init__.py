@@ -13,6 +13,8 @@ composing them.
   (DeviceRadixSort, Onesweep): in place.
 - ``segmented_sort(d_keys, offsets, d_values=None, descending=False)``
   (DeviceSegmentedSort): each segment on its own, stably, in place.
+- ``top_k(d_keys, d_keys_out, k, d_values=None, d_values_out=None, largest=True)``
+  (DeviceTopK): the ``k`` largest or smallest keys, in no particular order.
 
 Temporary storage is coop's own, kept between calls per stream, unless the call gets
 ``temp_storage=``, a device array of at least ``temp_storage_bytes(function, <the call's
@@ -42,11 +44,12 @@ from coop.device.segmented_reduce import segmented_reduce
 from coop.device.select import partition, select, select_flagged
 from coop.device.radix_sort import radix_sort
 from coop.device.segmented_sort import segmented_sort
+from coop.device.top_k import top_k
 from coop._core.namespace import public_namespace
 
 __all__ = ["reduce", "sum", "inclusive_scan", "exclusive_scan", "inclusive_sum", "exclusive_sum", "select",
            "select_flagged", "partition", "histogram_even", "segmented_reduce", "radix_sort", "segmented_sort",
-           "temp_storage_bytes",
+           "top_k", "temp_storage_bytes",
            "lookback"]
 
 public_namespace(__name__)

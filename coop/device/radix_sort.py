@@ -55,7 +55,7 @@ from coop.device.lookback import AGGREGATE, INCLUSIVE, TileStates, block_arrives
 from coop.device._tiles import BLOCK_THREADS, tile_loader
 
 __all__ = ["radix_sort"]
-BUILDING_BLOCKS = ["check_key_dtype", "sort_outputs"]  # (for coop.device.segmented_sort)
+BUILDING_BLOCKS = ["check_key_dtype", "sort_outputs", "output_array"]  # (for coop.device.segmented_sort, top_k)
 
 RADIX_BITS = 8
 DIGITS = 1 << RADIX_BITS
@@ -272,12 +272,12 @@ def sort_outputs(function, d_keys, d_values, d_keys_out, d_values_out, descendin
         raise ArgumentValueError(f"coop.device.{function}: d_values_out is given without d_keys_out (the keys and "
                                  "values are sorted out of place together)")
     if d_keys_out is not None:
-        d_keys_out = _output(function, "d_keys_out", d_keys_out, "d_keys", d_keys, n)
+        d_keys_out = output_array(function, "d_keys_out", d_keys_out, "d_keys", d_keys, n)
         if d_values is not None:
             if d_values_out is None:
                 raise ArgumentValueError(f"coop.device.{function}: d_values_out is needed with d_keys_out and "
                                          "d_values (the values are sorted out of place with the keys)")
-            d_values_out = _output(function, "d_values_out", d_values_out, "d_values", d_values, n)
+            d_values_out = output_array(function, "d_values_out", d_values_out, "d_values", d_values, n)
         elif d_values_out is not None:
             raise ArgumentValueError(f"coop.device.{function}: d_values_out is given without d_values")
     if not isinstance(descending, (bool, np.bool_)):
@@ -291,12 +291,17 @@ def sort_outputs(function, d_keys, d_values, d_keys_out, d_values_out, descendin
     return d_values, keys_out, values_out, in_place
 
 
-def _output(function, name, out, input_name, d_input, n):
+def output_array(function, name, out, input_name, d_input, n, apart=False):
+    """``out`` (``function``'s output ``name``, of ``d_input``'s dtype, at least ``n``
+    long) as a device array; ``apart``: refused if it starts where ``d_input`` does."""
     out = device_array(function, name, out)
     check_length(function, name, out, n)
     if out.dtype != d_input.dtype:
         raise ArgumentTypeError(f"coop.device.{function}: {name}'s dtype {out.dtype} differs from {input_name}'s "
                                 f"{d_input.dtype}")
+    if apart and is_same_memory(function, name, out, input_name, d_input):
+        raise ArgumentValueError(f"coop.device.{function}: {name} is {input_name} itself; it must share no memory "
+                                 f"with it")
     return out
 
 

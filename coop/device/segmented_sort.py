@@ -305,7 +305,7 @@ def _segment_kernels(key_dtype, value_dtype, descending):
     def block_kernel(keys_in, keys_out, keys_temp, values_in, values_out, values_temp, offsets, first, large,
                      counters):
         temp = cuda.shared.array(temp_bytes, np.uint8, alignment=16)
-        digit_counts = cuda.shared.array(passes * DIGITS, np.int32)  # (every pass's)
+        digit_counts = cuda.shared.array(passes * DIGITS, np.uint32)  # (every pass's: a segment may pass 2^31 keys)
         next_position = cuda.shared.array(DIGITS, np.int64)
         offset_of_digit = cuda.shared.array(DIGITS, np.int64)  # output position - tile position
         claimed = cuda.shared.array(1, np.int32)

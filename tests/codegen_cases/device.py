@@ -57,7 +57,7 @@ def device_cases(name):
     """The kernels of every coop.device algorithm for items of dtype ``name``."""
     device = {module: importlib.import_module(f"coop.device.{module}")
               for module in ("scan", "reduce", "select", "histogram", "segmented_reduce", "radix_sort",
-                             "segmented_sort")}
+                             "segmented_sort", "top_k")}
     dtype = np.dtype(SCALARS[name][0])
     op = _op_for(name)
     for exclusive, has_initial in ((False, False), (False, True), (True, True)):
@@ -99,6 +99,14 @@ def device_cases(name):
         case(f"device-segmented_sort-block-{form}-{name}", _types_of(_array(dtype), _array(dtype), _array(dtype),
                                                                      carried, carried, carried, segments[0], 0,
                                                                      *segments[2:]))(block_kernel)
+        count_kernel, filter_kernel, select_kernel, _ = device["top_k"]._kernels(dtype, values, values is None)
+        counters, state = _array(np.uint32), _array(np.int64)
+        if values is None:
+            case(f"device-top_k-count-{name}", _types_of(_array(dtype), 1, 1, counters, state))(count_kernel)
+        case(f"device-top_k-filter-{form}-{name}", _types_of(_array(dtype), carried, 1, 1, _array(dtype), carried,
+                                                             _array(dtype), carried, counters, state))(filter_kernel)
+        case(f"device-top_k-select-{form}-{name}", _types_of(_array(dtype), carried, 1, 1, _array(dtype), carried,
+                                                             state))(select_kernel)
 
 
 def device_tuple_cases(dtypes):
