@@ -65,6 +65,13 @@ def bits_type(key_type):
     return types.Integer.from_bitwidth(key_bits(key_type), signed=False)
 
 
+def last_ordered_bits(key_type, descending=False):
+    """The ordered bits that sort after every key (the largest, or the smallest when
+    ``descending``): ``from_ordered`` of them pads a partial tile of a sort."""
+    bits_dtype = np.dtype("uint%d" % key_bits(key_type))
+    return bits_dtype.type(0 if descending else np.iinfo(bits_dtype).max)
+
+
 def _kind(key_type):
     key_type = types.unliteral(key_type)
     if key_type == types.boolean:

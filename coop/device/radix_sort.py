@@ -164,9 +164,7 @@ def _onesweep_kernel(key_dtype, value_dtype, digit_bits, descending):
     digits = 1 << digit_bits
     tracked = tracked_digits(threads, digit_bits)  # (the digits a thread looks back for: radix_rank's)
     load_values = tile_loader(threads, n_items, "warp_striped")
-    # the last tile's padding: the largest ordered bits (ascending) or the smallest
-    bits_dtype = np.dtype("uint%d" % radix.key_bits(key_type))
-    padding_bits = bits_dtype.type(0 if descending else np.iinfo(bits_dtype).max)
+    padding_bits = radix.last_ordered_bits(key_type, descending)  # (the last tile's)
     temp_bytes = max(
         coop.block.radix_rank.temp_storage_bytes(key_type, threads, digit_bits, algorithm=RANKING),
         coop.block.exchange.scatter_to_striped.temp_storage_bytes(key_type, threads, n_items),

@@ -101,9 +101,7 @@ def _segment_kernels(key_dtype, value_dtype, descending):
     tile_size, pass_tile_size, warp_tile_size = threads * classes[-1], threads * n_items, 32 * warp_classes[-1]
     passes = -(-radix.key_bits(key_type) // RADIX_BITS)
     tracked = tracked_digits(threads, RADIX_BITS)
-    # padding: the largest ordered bits (ascending) or the smallest, which sort last
-    bits_dtype = np.dtype("uint%d" % radix.key_bits(key_type))
-    padding_bits = bits_dtype.type(0 if descending else np.iinfo(bits_dtype).max)
+    padding_bits = radix.last_ordered_bits(key_type, descending)
     temp_bytes = max(
         *(coop.block.radix_sort.temp_storage_bytes(key_type, threads, items,
                                                    value_dtype=value_type if with_values else None)
