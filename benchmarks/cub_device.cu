@@ -15,6 +15,12 @@
 //                         the last cut at n), out of place
 //   segmented_sort_keys_power  the same in segments of power-law sizes (segment j: 65536 / (r + 1) keys,
 //                         r = ((j + 1) * 2654435761 mod 2^32) >> 16: 1 to 65536 keys, P(size >= s) ~ 1 / s)
+//   top_k_keys            DeviceTopK::MaxKeys, the float32 items' 1024 largest, unordered (the only
+//                         requirements CUB implements: determinism::not_guaranteed,
+//                         output_ordering::unsorted); headers from CCCL 3.3 on (pip's nvidia-cuda-cccl:
+//                         CUDA 13.0's CCCL 3.0 has no DeviceTopK, and then these rows are left out)
+//   top_k_keys_many       the same with k = n / 256
+//   top_k_pairs           DeviceTopK::MaxPairs, the float32 keys with uint32 values (the positions), k = 1024
 //
 //   nvcc -O3 -std=c++17 -arch=sm_90 -I$CCCL_INCLUDE benchmarks/cub_device.cu -o cub_device
 //   ./cub_device [LOG2N ...]     (sizes n = 2^LOG2N, LOG2N in [10, 30]; default 16 20 24 28)
@@ -32,6 +38,10 @@
 #include <cub/device/device_segmented_reduce.cuh>
 #include <cub/device/device_segmented_sort.cuh>
 #include <cub/device/device_select.cuh>
+#if __has_include(<cub/device/device_topk.cuh>)
+#  include <cub/device/device_topk.cuh>
+#  define HAVE_DEVICE_TOPK 1
+#endif
 
 #include <algorithm>
 #include <cmath>
@@ -48,6 +58,7 @@
 
 constexpr int BINS = 256;
 constexpr int SEGMENT = 1024;
+constexpr int TOP_K = 1024;  // top_k_keys' and top_k_pairs' k
 
 struct IsEven {
   __host__ __device__ bool operator()(int x) const { return x % 2 == 0; }
@@ -301,6 +312,44 @@ static void run_segmented_sort(const Input<unsigned>& keys, const char* name,
   report(name, "uint32", n, s, 8.0 * n, keys_out.to_host() == expected);
 }
 
+#ifdef HAVE_DEVICE_TOPK
+// The k largest of the float32 items (and, PAIRS, their positions as values), checked as a
+// multiset against the host's: the keys sorted equal the k largest sorted (ties are equal
+// keys, so whichever are taken, the keys are the same); each value a distinct position
+// holding its key.
+template <bool PAIRS> static void run_top_k(const Input<float>& keys, const char* name, int k) {
+  const int n = keys.n();
+  DeviceArray<float> keys_out(k);
+  std::vector<unsigned> positions(PAIRS ? n : 0);
+  std::iota(positions.begin(), positions.end(), 0u);
+  const DeviceArray<unsigned> values(positions), values_out(PAIRS ? k : 0);
+  const auto env =
+    cuda::execution::require(cuda::execution::determinism::not_guaranteed, cuda::execution::output_ordering::unsorted);
+  const double s = time_cub([&](void* temp, size_t& bytes) {
+    if constexpr (PAIRS)
+      return cub::DeviceTopK::MaxPairs(temp, bytes, keys.device.ptr, keys_out.ptr, values.ptr, values_out.ptr, n, k,
+                                       env);
+    else return cub::DeviceTopK::MaxKeys(temp, bytes, keys.device.ptr, keys_out.ptr, n, k, env);
+  });
+  std::vector<float> expected = keys.host;
+  std::nth_element(expected.begin(), expected.begin() + (n - k), expected.end());
+  expected.erase(expected.begin(), expected.begin() + (n - k));
+  std::sort(expected.begin(), expected.end());
+  const std::vector<float> got_keys = keys_out.to_host();
+  std::vector<float> got = got_keys;
+  std::sort(got.begin(), got.end());
+  bool ok = got == expected;
+  if constexpr (PAIRS) {
+    const std::vector<unsigned> got_values = values_out.to_host();
+    std::vector<unsigned> seen = got_values;
+    std::sort(seen.begin(), seen.end());
+    ok = ok && std::adjacent_find(seen.begin(), seen.end()) == seen.end();
+    for (int i = 0; i < k && ok; ++i) ok = got_values[i] < unsigned(n) && keys.host[got_values[i]] == got_keys[i];
+  }
+  report(name, "float32", n, s, 4.0 * n + (PAIRS ? 8.0 : 4.0) * k, ok);
+}
+#endif
+
 // CUB_DEVICE_ALGORITHMS=reduce_sum,inclusive_sum,... runs only those (radix_sort: both sorts)
 static bool wanted(const char* name) {
   const char* list = std::getenv("CUB_DEVICE_ALGORITHMS");
@@ -348,6 +397,15 @@ int main(int argc, char** argv) {
     if (wanted("segmented_reduce_sum")) run_segmented_reduce(in_ints);
     if (wanted("segmented_sort_keys")) run_segmented_sort(in_keys, "segmented_sort_keys", sort_offsets);
     if (wanted("segmented_sort_keys_power")) run_segmented_sort(in_keys, "segmented_sort_keys_power", power_law_offsets);
+    if (wanted("top_k")) {
+#ifdef HAVE_DEVICE_TOPK
+      if (wanted("top_k_keys")) run_top_k<false>(in_floats, "top_k_keys", TOP_K);
+      if (wanted("top_k_keys_many")) run_top_k<false>(in_floats, "top_k_keys_many", n / 256);
+      if (wanted("top_k_pairs")) run_top_k<true>(in_floats, "top_k_pairs", TOP_K);
+#else
+      std::fprintf(stderr, "these CUB headers have no DeviceTopK (CCCL 3.3 on): no top_k rows\n");
+#endif
+    }
     if (wanted("radix_sort")) {
       std::vector<unsigned> sorted = in_keys.host;
       std::sort(sorted.begin(), sorted.end());

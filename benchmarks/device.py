@@ -49,6 +49,18 @@ Algorithms (named as benchmarks/cub_device.cu names them, so that the rows pair 
   segment j holds 65536 // (r + 1) keys, r = ((j + 1) * 2654435761 mod 2^32) >> 16, so 1 to
   65,536 keys, about 1/s of the segments at least s long: half of them of one or two keys,
   one in 4,096 longer than 4,096).
+- top_k_keys: ``coop.device.top_k(x, out, 1024)`` / ``cub::DeviceTopK::MaxKeys`` (unordered, not
+  deterministic: the only requirements CUB implements) / ``torch.topk(x, 1024, sorted=False,
+  out=...)``, the 1,024 largest float32 items (multiples of 2^-24 in [0, 1): at 2^28 each
+  value is drawn about 16 times, so there are ties at the k-th). CUB's DeviceTopK is in CCCL
+  3.3 on: CUDA 13.0's headers (3.0) lack it, so these rows need ``CCCL_INCLUDE`` naming newer
+  ones (pip's nvidia-cuda-cccl wheel's ``nvidia/cu13/include/cccl``), else they are left out.
+  PyTorch's call also writes the int64 indices (it has no keys-only form). PyTorch is
+  optional (skipped if it does not import).
+- top_k_keys_many: the same with k = n / 256.
+- top_k_pairs: ``coop.device.top_k(x, out, 1024, positions, values_out)`` /
+  ``cub::DeviceTopK::MaxPairs``, the values uint32 positions 0, 1, ..., n - 1; PyTorch's row is
+  the keys' row's call (its indices are the positions).
 
 Each on n = 2^LOG2N items. The inputs are the CUB side's, bit for bit: its splitmix64 stream
 (benchmarks/cub_timing.cuh's ``Rng``, seed 7; cub_device.cu draws three numbers an item, its
@@ -88,7 +100,7 @@ carries each key to its place (the CUB side's check: not stability).
 The CUB side, benchmarks/cub_device.cu, is built with nvcc (headers from $CCCL_INCLUDE)
 while coop and CuPy are timed, then run with the same sizes; the rows of the requested
 algorithms are kept. Writes DIR/device.jsonl, one line per (impl, algorithm, dtype, n):
-impl ("coop", "coop_count", "coop_out", "cub", "cupy", "copy"), algorithm, dtype, n, seconds (per call), gitems (n /
+impl ("coop", "coop_count", "coop_out", "cub", "cupy", "torch", "copy"), algorithm, dtype, n, seconds (per call), gitems (n /
 seconds / 1e9; Gkeys/s for the sorts), gbytes (the CUB side's nominal bytes read and written,
 / seconds / 1e9: 4n + 4 for reduce_sum, 8n for the scans, 5n + 4k for select_flagged and
 4n + 4k for select_if with k items selected, 4n for histogram_even and segmented_reduce_sum,
@@ -132,12 +144,16 @@ ALGORITHMS = {
     "radix_sort_pairs": (("uint32",), lambda n, k: 16 * n),
     "segmented_sort_keys": (("uint32",), lambda n, k: 8 * n),
     "segmented_sort_keys_power": (("uint32",), lambda n, k: 8 * n),
+    "top_k_keys": (("float32",), lambda n, k: 4 * n + 4 * k),
+    "top_k_keys_many": (("float32",), lambda n, k: 4 * n + 4 * k),
+    "top_k_pairs": (("float32",), lambda n, k: 4 * n + 8 * k),
 }
 SUMS = {"reduce_sum": "sum", "inclusive_sum": "inclusive_sum", "exclusive_sum": "exclusive_sum"}  # coop's names
 COPY = "_copy"  # the sorts' copies' algorithm: the sort's name and this
 DTYPES = ("int32", "float32", "uint32")  # (also the order of an item's draws)
 BINS, LOWER, UPPER = 256, 0.0, 1.0  # cub_device.cu's histogram
 SEGMENT = 1024  # cub_device.cu's segment length
+TOP_K = 1024  # cub_device.cu's k of top_k_keys and top_k_pairs
 SIM_SIZES = (1000, 4097)  # (not multiples of a tile: partial last tiles)
 HOST_MAX_N = 1 << 20
 HOST_CALLS = 200
@@ -212,6 +228,13 @@ def power_law_offsets(n):
 SEGMENTED_SORT_OFFSETS = {"segmented_sort_keys": sort_offsets, "segmented_sort_keys_power": power_law_offsets}
 
 
+def top_k_of(algorithm, n):
+    """The k of a top_k algorithm at ``n`` items (the CUB side's), else None."""
+    if not algorithm.startswith("top_k"):
+        return None
+    return min(n, n // 256 if algorithm == "top_k_keys_many" else TOP_K)
+
+
 def expected_of(algorithm, x):
     """What an output of ``algorithm`` of ``x`` is checked against: the inclusive prefix sums
     of ``x`` in int64 or float64 for the sums, else the exact output (the sorts: the sorted
@@ -229,6 +252,9 @@ def expected_of(algorithm, x):
     if algorithm == "segmented_reduce_sum":
         segments = x.size // SEGMENT
         return x[:segments * SEGMENT].reshape(segments, SEGMENT).sum(axis=1, dtype=np.int64).astype(np.int32)
+    k = top_k_of(algorithm, x.size)
+    if k is not None:  # the k largest, sorted (whichever ties are taken, the keys are these)
+        return np.sort(np.partition(x, x.size - k)[x.size - k:])
     if algorithm in SEGMENTED_SORT_OFFSETS:
         offsets = SEGMENTED_SORT_OFFSETS[algorithm](x.size)
         segment = np.repeat(np.arange(offsets.size - 1), np.diff(offsets))
@@ -250,6 +276,12 @@ def check(algorithm, x, expected, got):
             seen = np.zeros(x.size, bool)
             seen[values] = True  # (n values, all seen: a permutation)
             ok = bool(seen.all()) and np.array_equal(x[values], keys)
+    elif algorithm.startswith("top_k"):  # the keys as a multiset; values (if any) distinct positions of their keys
+        keys, values = got if isinstance(got, tuple) else (got, None)
+        ok = np.array_equal(np.sort(keys), expected)
+        if ok and values is not None:
+            ok = (bool(((values >= 0) & (values < x.size)).all()) and np.unique(values).size == values.size
+                  and np.array_equal(x[values], keys))
     elif algorithm not in SUMS:
         ok = np.array_equal(got, expected)  # (lengths too: a wrong count fails)
     else:
@@ -303,7 +335,7 @@ def measure(impl, algorithm, x, expected, call, output, sim):
     ok = check(algorithm, x, expected, output())
     if not sim and n <= HOST_MAX_N and impl != "copy":
         host_us = host_us_per_call(call)
-    selected = expected.size if algorithm.startswith("select") else 0
+    selected = expected.size if algorithm.startswith(("select", "top_k")) else 0
     nbytes = ALGORITHMS[algorithm.removesuffix(COPY)][1](n, selected)
     row = {"impl": impl, "algorithm": algorithm, "dtype": x.dtype.name, "n": n, "seconds": seconds,
            "gitems": n / seconds * 1e-9 if seconds else None, "gbytes": nbytes / seconds * 1e-9 if seconds else None,
@@ -333,7 +365,15 @@ def cupy_view(cupy, d_array):
     return cupy.asarray(d_array)
 
 
-def implementations(algorithm, x, d_x, cupy):
+def torch_view(torch, d_array):
+    """``d_array`` as a PyTorch tensor, no copy; PyTorch's calls must go to the legacy default
+    stream, where the timing's events are recorded."""
+    if torch.cuda.current_stream().cuda_stream != 0:
+        raise RuntimeError("PyTorch's current stream is not the legacy default stream")
+    return torch.as_tensor(d_array, device="cuda")
+
+
+def implementations(algorithm, x, d_x, cupy, torch=None):
     """``(impl, row's algorithm, call, output)`` for each implementation of ``algorithm`` timed
     on ``x`` (on the device: ``d_x``), made as the loop gets to it (a fresh, poisoned output
     each: no result left by another implementation can pass): ``call()`` is one call as a user
@@ -397,6 +437,21 @@ def implementations(algorithm, x, d_x, cupy):
         d_out = poisoned(np.int32, n // SEGMENT)
         yield ("coop", algorithm, lambda: coop.device.segmented_reduce(d_x, d_out, d_offsets, coop.ops.add, 0),
                d_out.copy_to_host)
+    elif algorithm.startswith("top_k"):
+        k = top_k_of(algorithm, n)
+        d_out = poisoned(x.dtype, k)
+        if algorithm == "top_k_pairs":
+            d_positions, d_values_out = cuda.to_device(np.arange(n, dtype=np.uint32)), poisoned(np.uint32, k)
+            yield ("coop", algorithm, lambda: coop.device.top_k(d_x, d_out, k, d_positions, d_values_out),
+                   lambda: (d_out.copy_to_host(), d_values_out.copy_to_host()))
+        else:
+            yield "coop", algorithm, lambda: coop.device.top_k(d_x, d_out, k), d_out.copy_to_host
+        if torch is not None:
+            t_x = torch_view(torch, d_x)
+            t_out = (torch_view(torch, poisoned(x.dtype, k)), torch_view(torch, poisoned(np.int64, k)))
+            yield ("torch", algorithm, lambda: torch.topk(t_x, k, largest=True, sorted=False, out=t_out),
+                   lambda: tuple(t.cpu().numpy() for t in t_out) if algorithm == "top_k_pairs"
+                   else t_out[0].cpu().numpy())
     elif algorithm in SEGMENTED_SORT_OFFSETS:
         d_offsets = cuda.to_device(SEGMENTED_SORT_OFFSETS[algorithm](n))
         d_out = poisoned(x.dtype, n)
@@ -457,9 +512,9 @@ def implementations(algorithm, x, d_x, cupy):
             yield "cupy", algorithm, cupy_sort, lambda: last[0].get()
 
 
-def time_coop_and_cupy(sizes, algorithms, cupy, sim):
-    """Rows of coop (and CuPy's, if given) for every size, dtype and algorithm; printed as
-    they come."""
+def time_coop_and_cupy(sizes, algorithms, cupy, sim, torch=None):
+    """Rows of coop (and CuPy's and PyTorch's, if given) for every size, dtype and
+    algorithm; printed as they come."""
     from numba import cuda
 
     rows, drawn = [], 0
@@ -472,7 +527,7 @@ def time_coop_and_cupy(sizes, algorithms, cupy, sim):
             d_x = cuda.to_device(x)
             for algorithm in wanted:
                 expected = expected_of(algorithm, x)
-                for impl, row_algorithm, call, output in implementations(algorithm, x, d_x, cupy):
+                for impl, row_algorithm, call, output in implementations(algorithm, x, d_x, cupy, torch):
                     rows.append(measure(impl, row_algorithm, x, expected, call, output, sim))
                     print(json.dumps(rows[-1]), flush=True)
                     del call, output
@@ -531,10 +586,11 @@ def table(rows):
             return "—"
         return f"**{a['gbytes'] / b['gbytes']:.3f}**" if bold else f"{a['gbytes'] / b['gbytes']:.3f}"
 
-    lines = ["| algorithm | dtype | n | coop GB/s | CUB GB/s | CuPy GB/s | coop/CUB | coop/CuPy "
-             "| host µs/call coop / CuPy |", "|---|---|--:|--:|--:|--:|--:|--:|--:|"]
+    lines = ["| algorithm | dtype | n | coop GB/s | CUB GB/s | CuPy (PyTorch) GB/s | coop/CUB | coop/CuPy (PyTorch) "
+             "| host µs/call coop / CuPy (PyTorch) |", "|---|---|--:|--:|--:|--:|--:|--:|--:|"]
     for algorithm, dtype, n in keys:
         coop, cub, cupy = (by_key.get((impl, algorithm, dtype, n)) for impl in ("coop", "cub", "cupy"))
+        cupy = cupy or by_key.get(("torch", algorithm, dtype, n))  # (top_k's third: PyTorch)
         host = [number(r and r.get("host_us_per_call")) for r in (coop, cupy)]
         lines.append(f"| {algorithm} | {dtype} | 2^{n.bit_length() - 1} | {gbytes(coop)} | {gbytes(cub)} "
                      f"| {gbytes(cupy)} | {ratio(coop, cub, bold=True)} | {ratio(coop, cupy)} "
@@ -592,19 +648,24 @@ def main(argv=None):
                          if sim else "no GPU (coop is on Numba's simulator): run with --sim-check")
     if not hasattr(coop.device, "radix_sort") and any(a.startswith("radix_sort") for a in args.algorithms):
         print("coop.device has no radix_sort: no coop side for the sorts", file=sys.stderr)
-    cupy = None
+    cupy = torch = None
     if not sim:
         try:
             import cupy
         except ImportError:
             print("CuPy not importable: no CuPy side", file=sys.stderr)
+        if any(a.startswith("top_k") for a in args.algorithms):
+            try:
+                import torch
+            except ImportError:
+                print("PyTorch not importable: no PyTorch side", file=sys.stderr)
     sizes = SIM_SIZES if sim else [1 << v for v in args.log2n]
     # nvcc builds (on one CPU core) while coop compiles and runs; the CUB binary runs afterwards,
     # when nothing else does
     build = None if sim else build_cub(pathlib.Path(tempfile.mkdtemp()))
 
     warm_up()
-    rows = time_coop_and_cupy(sizes, args.algorithms, cupy, sim)
+    rows = time_coop_and_cupy(sizes, args.algorithms, cupy, sim, torch)
     cub_rows = None if sim else run_cub(build, args.log2n, args.algorithms)
     failed = cub_rows is None and not sim
     rows += cub_rows or []

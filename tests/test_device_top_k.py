@@ -6,6 +6,8 @@ state; bad input raised before any launch. The output is in no particular order 
 with the k-th best may be any of them, so the checks are: the selected keys are as good
 as the k best (compared by the sort's order), and each value is its own key's."""
 
+import sys
+
 import numpy as np
 import pytest
 
@@ -86,6 +88,40 @@ def test_shared_leading_digits(dtype):
         check_top_k(keys, k, largest=True)
         check_top_k(keys, k, largest=False)
     check_top_k(np.full(n, 3, dtype), n // 3, largest=True)
+
+
+@pytest.mark.parametrize("buffer", ["never", "always"])
+@pytest.mark.parametrize("dtype", [np.int16, np.float32, np.uint64], ids=dtype_id)
+def test_candidate_buffer(dtype, buffer, monkeypatch):
+    """Candidates never fitting the buffer (each pass reads all the keys, the last one
+    writes) and always fitting it (each pass after the first reads the buffer); keys
+    each alone in its first digit (every candidate is wanted after the first count:
+    the select ends a pass early)."""
+    top_k_module = sys.modules["coop.device.top_k"]
+    monkeypatch.setattr(top_k_module, "candidate_buffer_length", lambda n: 1 if buffer == "never" else n)
+    keys = keys_of(np.dtype(dtype), N, 3)
+    for k in (7, N // 3) if ON_GPU else (N // 3,):
+        check_top_k(keys, k, largest=True)
+        check_top_k(keys, k, largest=False, with_values=False)
+    width = np.dtype(dtype).itemsize * 8
+    top_digits = np.random.default_rng(4).permutation(min(N, 2048)).astype(np.uint64) << np.uint64(width - 11)
+    alone = top_digits.astype(f"u{width // 8}").view(dtype)
+    for k in (1, alone.size // 2):
+        check_top_k(alone, k, largest=True, what=" (keys alone in their first digit)")
+        check_top_k(alone, k, largest=False, what=" (keys alone in their first digit)")
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.uint64], ids=dtype_id)
+def test_many_tiles(dtype):
+    """More tiles than the grid's blocks (each block strides over several), and more
+    candidates than one block holds after the first digit."""
+    n = 3_000_017 if ON_GPU else 2_049
+    rng = np.random.default_rng(17)
+    keys = (rng.standard_normal(n).astype(np.float32) if dtype == np.float32
+            else rng.integers(0, 1 << 20, n, dtype=np.uint64) << np.uint64(40))  # (only the top bits vary)
+    for k in (1000, n // 3) if ON_GPU else (100,):
+        check_top_k(keys, k, largest=True, with_values=k < n // 3)
+    check_top_k(keys, 5, largest=False)
 
 
 def test_temp_storage_and_repeated_calls():

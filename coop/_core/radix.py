@@ -201,10 +201,9 @@ def digit(key_type):
 
 
 @functools.lru_cache(maxsize=None)
-def comparator(key_type, descending=False):
-    """A ``@cuda.jit(device=True)`` function ``(a, b) -> bool``: whether key ``a`` sorts
-    before key ``b`` in a radix sort's order (by their ordered bits, -0.0 as +0.0), for
-    comparison sorts that must order keys as the radix sorts do."""
+def comparable(key_type):
+    """A ``@cuda.jit(device=True)`` function ``key -> ordered bits`` (unsigned, the key's
+    width) as the radix sorts order keys: ``to_ordered``'s, with -0.0 read as +0.0."""
     from numba import cuda  # (the simulator's, under NUMBA_ENABLE_CUDASIM)
 
     ordered = to_ordered(key_type)
@@ -214,17 +213,29 @@ def comparator(key_type, descending=False):
     has_minus_zero, one = bool(fields), unsigned(1)
 
     @cuda.jit(device=True)
-    def comparable(key):
+    def bits(key):
         b = ordered(key)
         if has_minus_zero and b == minus_zero:
             b += one  # (+0.0's ordered bits)
         return b
 
+    return bits
+
+
+@functools.lru_cache(maxsize=None)
+def comparator(key_type, descending=False):
+    """A ``@cuda.jit(device=True)`` function ``(a, b) -> bool``: whether key ``a`` sorts
+    before key ``b`` in a radix sort's order (by their ordered bits, -0.0 as +0.0), for
+    comparison sorts that must order keys as the radix sorts do."""
+    from numba import cuda  # (the simulator's, under NUMBA_ENABLE_CUDASIM)
+
+    comparable_bits = comparable(key_type)
+
     @cuda.jit(device=True)
     def before(a, b):
         if descending:
-            return comparable(b) < comparable(a)
-        return comparable(a) < comparable(b)
+            return comparable_bits(b) < comparable_bits(a)
+        return comparable_bits(a) < comparable_bits(b)
 
     return before
 

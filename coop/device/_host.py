@@ -20,7 +20,9 @@ streams, operators given on the host, launch sizes, kernel caches and the launch
   function object).
 - ``documented``: a public function's docstring with coop's shared paragraphs filled in
   (``coop._core.docs``), as the kernel-side primitives' are.
-- ``resident_blocks(threads)``: how many blocks of ``threads`` fill the GPU once.
+- ``resident_blocks(threads)``: how many blocks of ``threads`` fill the GPU once;
+  ``kernel_resident_blocks(kernel, threads, *args)``: the same at a kernel's own
+  occupancy (its registers and shared memory).
 - ``launch(kernel, griddim, blockdim, stream, *args)``: ``kernel[griddim, blockdim,
   stream](*args)``, without most of Numba's per-launch host work (below).
 - ``fill_zero(array, count, stream)``: ``array[:count] = 0``, and ``copy_items(src, dst,
@@ -68,8 +70,8 @@ else:
     from coop._core.compilers import numba_cuda_launch
 
 __all__ = ["documented", "device_array", "check_length", "launch_stream", "device_operator", "resident_blocks",
-           "launch", "fill_zero", "copy_items", "temporary", "temporary_with_state", "zeroed_temporary",
-           "is_same_memory", "segment_offsets", "takes_temp_storage", "temp_storage_bytes"]
+           "kernel_resident_blocks", "launch", "fill_zero", "copy_items", "temporary", "temporary_with_state",
+           "zeroed_temporary", "is_same_memory", "segment_offsets", "takes_temp_storage", "temp_storage_bytes"]
 
 
 def documented(function):
@@ -226,6 +228,25 @@ def _multiprocessors():
 def resident_blocks(threads, per_multiprocessor_threads=2048):
     """Blocks of ``threads`` that fill every multiprocessor once (at full occupancy)."""
     return _multiprocessors() * max(1, per_multiprocessor_threads // threads)
+
+
+_KERNEL_RESIDENT_BLOCKS = {}
+
+
+def kernel_resident_blocks(kernel, threads, *args):
+    """Blocks of ``threads`` of ``kernel`` that fill every multiprocessor once at the
+    kernel's own occupancy (its registers and shared memory, as CUB sizes its grids
+    with cudaOccupancyMaxActiveBlocksPerMultiprocessor): those of its overload for
+    ``args``, compiled if needed, found once a kernel. ``resident_blocks(threads)`` on
+    the simulator and while sizing ``temp_storage``."""
+    if SIMULATOR or (_CALL.storage is not None and _CALL.storage.sizing):
+        return resident_blocks(threads)
+    blocks = _KERNEL_RESIDENT_BLOCKS.get(kernel)
+    if blocks is None:
+        argtypes = tuple(kernel.typeof_pyval(arg) for arg in args)
+        overload = kernel.overloads.get(argtypes) or kernel.compile(argtypes)
+        blocks = _KERNEL_RESIDENT_BLOCKS[kernel] = max(1, overload.max_cooperative_grid_blocks(threads))
+    return blocks
 
 
 @cuda.jit

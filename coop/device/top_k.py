@@ -2,27 +2,31 @@
 ``top_k(d_keys, d_keys_out, k, d_values=None, d_values_out=None, largest=True)``, the
 ``k`` largest (or smallest) keys, and their values, in no particular order.
 
-A radix select, as CUB's (AIR top-k), over the keys' ordered bits (``coop._core.radix``)
-8 bits at a time from the most significant, in ``passes + 1`` launches that the host
-never waits on. Each launch's grid fills the GPU once and strides over its items in
-tiles; each block counts the digits it sees in shared memory (shared atomics) and adds
-them to global counters; the last block to finish (``coop.device.lookback.block_arrives``)
-turns the counts into the digit that holds the ``k``-th best key
-(``coop.block.exclusive_sum`` over the digits in best-first order), keeps it and how many
-keys of that digit are still wanted, and zeroes the counters for the next launch:
+A radix select, CUB's (AIR top-k), over the keys' ordered bits (``coop._core.radix``,
+-0.0 as +0.0) a digit at a time from the most significant: 11-bit digits (8 for
+one-byte keys), the last one narrower where the key's bits run out. ``passes + 1``
+launches that the host never waits on; each grid fills the GPU once and strides over
+its items in tiles. After each digit's counts, the last block to finish
+(``coop.device.lookback.block_arrives``) picks the digit holding the ``k``-th best key
+(``coop.block.exclusive_sum`` over the digits, best first), adds it to the chosen
+prefix, keeps how many keys share the prefix (the candidates) and how many of them are
+still wanted, and zeroes the counters for the next launch:
 
 - the first launch counts the first digit of every key;
-- each middle launch reads the keys that share every chosen digit so far (all keys, the
-  first time): a key whose last-chosen digit is better is selected (written to the
-  output), one whose digit equals it is a candidate, copied (with its value) to a buffer
-  that the next launch reads, and its next digit counted;
-- the last launch selects the candidates better in the last digit, and of those equal in
-  every digit (ties with the ``k``-th best) as many as are still wanted.
+- each middle launch classes the keys against the prefix so far: better (selected),
+  equal (a candidate, whose next digit is counted) or worse. While the candidates are
+  more than fit the buffer (1/128 of the keys, as CUB's), nothing is written and the
+  next launch reads all the keys again; from the launch where they fit, the selected go
+  to the output and the candidates (keys, and their positions where there are values)
+  to the buffer, which the next launch reads instead;
+- the last selects the better ones, and of those equal to the ``k``-th best key (ties)
+  as many as are still wanted.
 
-Writes to the output and the buffers go through a warp's exclusive sum of its lanes'
+A launch whose candidates are all wanted writes them with the selected and ends the
+select there (CUB's early stop). Writes go through a warp's exclusive sum of its lanes'
 flags (``coop.warp.exclusive_sum``) and one atomic add a warp (``coop.warp.broadcast``
-of its result). Selected keys fill the output from its start in no fixed order; ties fill
-the last positions, the earliest to arrive first.
+of its result). Selected keys fill the output from its start in no fixed order; ties
+fill the last positions, the earliest to arrive first.
 """
 
 import functools
@@ -35,162 +39,276 @@ import coop
 from coop._core import radix
 from coop._core.constants import without_dead_branches
 from coop._core.errors import ArgumentTypeError, ArgumentValueError
+from coop._core.shuffle import FULL_MASK, lanes_below
 from coop.block.radix_ranking import tracked_digits
-from coop.device._host import (check_length, copy_items, device_array, documented, launch, launch_stream,
-                               resident_blocks, takes_temp_storage, temporary, zeroed_temporary)
-from coop.device._tiles import BLOCK_THREADS
+from coop.device._host import (check_length, copy_items, device_array, documented, kernel_resident_blocks, launch,
+                               launch_stream, takes_temp_storage, temporary, zeroed_temporary)
+from coop.device._tiles import BLOCK_THREADS, items_per_thread, tile_loader
 from coop.device.lookback import block_arrives
 from coop.device.radix_sort import check_key_dtype, output_array
 
 __all__ = ["top_k"]
 
 THREADS = BLOCK_THREADS
-ITEMS_PER_THREAD = 4  # (a tile's keys a thread, striped: independent loads)
-RADIX_BITS = 8
-DIGITS = 1 << RADIX_BITS
-# the kept state (int64): the digit chosen last, the keys of it still wanted, the keys
-# selected so far, the candidates written by this launch and by the one before, the ties taken
-CHOSEN, WANTED, SELECTED, WRITTEN, CANDIDATES, TIES = range(6)
+THREAD_BYTES = 32  # (a thread's keys of a tile: two vector loads; 10% faster than CUB's one on an H200)
+MAX_ITEMS = 16  # (one-byte keys: no more unrolled work a tile than 16 keys)
+# the kept state (int64): the keys of the chosen prefix still wanted, the keys sharing it
+# (the candidates; 0 once all are written), the keys in the buffer to read (-1: read the
+# input), the keys selected so far, the candidates written to the buffer by this launch,
+# the ties taken
+WANTED, CANDIDATES, BUFFERED, SELECTED, FILTERED, TIES = range(6)
+SELECT, CANDIDATE, DROP = range(3)  # a key's class against the prefix
+
+
+def candidate_buffer_length(n):
+    """The most candidates written to a buffer (CUB's: 1/128 of the keys): while there
+    are more, each launch reads all the keys instead."""
+    return max(1, n // 128)
+
+
+def radix_bits(key_bits):
+    """A digit's bits (CUB's: 8 for one-byte keys, else 11)."""
+    return 8 if key_bits <= 8 else 11
 
 
 @functools.lru_cache(maxsize=None)
 def _kernels(key_dtype, value_dtype, largest):
-    """``(count_kernel, filter_kernel, select_kernel, passes)``."""
+    """``(count_kernel, filter_kernel, select_kernel, passes, digits, tile_size)``."""
     key_type = from_dtype(np.dtype(key_dtype))
     with_values = value_dtype is not None
-    to_ordered, digit_of = radix.to_ordered(key_type), radix.digit(key_type)
+    comparable = radix.comparable(key_type)
     key_bits = radix.key_bits(key_type)
-    passes = -(-key_bits // RADIX_BITS)
-    tracked = tracked_digits(THREADS, RADIX_BITS)
-    tile_size = THREADS * ITEMS_PER_THREAD
+    bits = radix_bits(key_bits)
+    passes = -(-key_bits // bits)
+    digits = 1 << bits
+    tracked = tracked_digits(THREADS, bits)
+    items = min(MAX_ITEMS, items_per_thread(THREAD_BYTES, key_dtype))
+    tile_size = THREADS * items
+    load = tile_loader(THREADS, items, "vectorize")  # (blocked: the order is free)
     scan_bytes = coop.block.exclusive_sum.temp_storage_bytes(from_dtype(np.dtype(np.int64)), THREADS)
 
     @cuda.jit(device=True)
-    def best_first_digit(key, p):
-        """Digit ``p`` (from the most significant: keys are whole bytes) of ``key``,
-        numbered best first."""
-        d = digit_of(to_ordered(key), key_bits - (p + 1) * RADIX_BITS, RADIX_BITS)
-        return (DIGITS - 1) - d if largest else d
+    def shift_and_width(p):
+        """Digit ``p``'s lowest bit and its width (the last may be narrower)."""
+        shift = max(0, key_bits - (p + 1) * bits)
+        return shift, key_bits - p * bits - shift
+
+    @cuda.jit(device=True)
+    def best_first_digit(ordered, p):
+        """Digit ``p`` of ``ordered`` bits, numbered best first."""
+        shift, width = shift_and_width(p)
+        mask = np.uint64((1 << width) - 1)
+        d = (np.uint64(ordered) >> np.uint64(shift)) & mask
+        return np.int32(mask - d) if largest else np.int32(d)
+
+    @cuda.jit(device=True)
+    def class_of(ordered, p, prefix):
+        """The key's class against ``prefix``, the chosen digits 0 .. ``p``."""
+        shift, width = shift_and_width(p)
+        top = np.uint64(ordered) >> np.uint64(shift)
+        if top == prefix:
+            return CANDIDATE
+        if (top > prefix) if largest else (top < prefix):
+            return SELECT
+        return DROP
 
     @cuda.jit(device=True)
     def warp_append(flag, state, index):
         """Positions for the lanes whose ``flag`` is set, taken from ``state[index]``:
-        consecutive within the warp, one atomic add a warp (every lane calls it)."""
-        offset, total = coop.warp.exclusive_sum(np.int32(1 if flag else 0), return_aggregate=True)
+        consecutive within the warp (a ballot), one atomic add a warp (every lane calls
+        it)."""
+        flags = np.uint32(cuda.ballot_sync(FULL_MASK, flag))
         base = np.int64(0)
-        if total > 0:
+        if flags != 0:
             if cuda.laneid == 0:
-                base = cuda.atomic.add(state, index, np.int64(total))
+                base = cuda.atomic.add(state, index, np.int64(cuda.popc(flags)))
             base = coop.warp.broadcast(base, 0)
-        return base + offset
+        return base + cuda.popc(flags & np.uint32(lanes_below()))
 
     @cuda.jit(device=True)
-    def move(keys, values, index, keys_out, values_out, position):
-        keys_out[position] = keys[index]
-        if with_values:
-            values_out[position] = values[index]
+    def count_digit(counts, digit, flag):
+        """``digit`` counted in the shared ``counts`` where ``flag`` (a shared atomic a
+        key, as CUB's: aggregating a warp's lanes of one digit first, by a match, was
+        slower on an H200)."""
+        if flag:
+            cuda.atomic.add(counts, digit, 1)
 
     @cuda.jit(device=True)
-    def digit_and_selection(keys, values, index, count, p, chosen, keys_out, values_out, state):
-        """(Every lane.) Key ``index``'s digit ``p`` (past ``count``: none), the key moved to
-        the output if that digit is better than ``chosen``."""
-        valid = index < count
-        d = best_first_digit(keys[index], p) if valid else DIGITS
-        position = warp_append(d < chosen, state, SELECTED)
-        if d < chosen:
-            move(keys, values, index, keys_out, values_out, position)
-        return d
+    def zeroed_counts(counts):
+        for d in range(cuda.threadIdx.x, digits, THREADS):
+            counts[d] = 0
+        cuda.syncthreads()
 
     @cuda.jit(device=True)
     def count_into(counts, counters):
         """The block's shared ``counts`` added to the global ``counters``."""
         cuda.syncthreads()
-        for d in range(cuda.threadIdx.x, DIGITS, THREADS):
+        for d in range(cuda.threadIdx.x, digits, THREADS):
             if counts[d] != 0:
                 cuda.atomic.add(counters, d, counts[d])
 
     @cuda.jit(device=True)
-    def choose(counters, state, wanted, temp):
-        """(The last block.) The digit holding the ``wanted``-th best key among those
-        counted, and how many of that digit are wanted: to ``state``; the counters zeroed."""
+    def choose(counters, state, prefix, wanted, p, temp):
+        """(The last block, every thread.) The digit ``p`` holding the ``wanted``-th best
+        key among those counted: added to ``prefix``, how many keys have it and how many
+        of them are wanted to ``state``; the counters zeroed."""
         rank = cuda.threadIdx.x
         before = cuda.local.array(tracked, np.int64)
         for j in range(tracked):
             d = rank * tracked + j
-            before[j] = counters[d] if d < DIGITS else 0
+            before[j] = counters[d] if d < digits else 0
         coop.block.exclusive_sum(before, before, threads=THREADS, temp_storage=temp)
+        shift, width = shift_and_width(p)
+        chosen_prefix = np.uint64(0) if p == 0 else prefix[0]
         for j in range(tracked):
             d = rank * tracked + j
-            if d < DIGITS:
+            if d < digits:
                 count = np.int64(counters[d])
                 if before[j] < wanted <= before[j] + count:
-                    state[CHOSEN] = d
                     state[WANTED] = wanted - before[j]
+                    state[CANDIDATES] = count
+                    raw = ((1 << width) - 1) - d if largest else d
+                    prefix[0] = (chosen_prefix << np.uint64(width)) | np.uint64(raw)
                 counters[d] = 0
 
     @cuda.jit(device=True)
-    def zeroed_counts(counts):
-        for d in range(cuda.threadIdx.x, DIGITS, THREADS):
-            counts[d] = 0
-        cuda.syncthreads()
+    def load_tile(keys, in_keys, buffered, base, count, tile):
+        """The tile of the launch's input (``in_keys`` if ``buffered``, else ``keys``)
+        at ``base``: thread ``t``'s keys are those from ``base + t * items``."""
+        valid = min(count - base, tile_size)
+        if buffered:
+            load(in_keys[base:], tile, valid, None)
+        else:
+            load(keys[base:], tile, valid, None)
 
-    def count_kernel(keys, n, k, counters, state):
-        counts = cuda.shared.array(DIGITS, np.uint32)
+    @cuda.jit(device=True)
+    def first_tile(keys, in_keys, buffered, count, ahead):
+        """The block's first tile read into ``ahead`` (``tile_ahead`` takes it)."""
+        if cuda.blockIdx.x * tile_size < count:
+            load_tile(keys, in_keys, buffered, cuda.blockIdx.x * tile_size, count, ahead)
+
+    @cuda.jit(device=True)
+    def tile_ahead(keys, in_keys, buffered, base, count, tile, ahead):
+        """Tile ``base`` (read ahead into ``ahead``) moved to ``tile``, and the block's
+        next tile read into ``ahead``: its loads are in flight while ``tile`` is worked
+        on (one tile's loads a thread do not cover the memory's latency)."""
+        for i in range(items):
+            tile[i] = ahead[i]
+        following = base + cuda.gridDim.x * tile_size
+        if following < count:
+            load_tile(keys, in_keys, buffered, following, count, ahead)
+
+    @cuda.jit(device=True)
+    def origin(buffered, positions, index):
+        """Where key ``index`` of the launch's input came from in ``d_keys``."""
+        return positions[index] if buffered else np.int64(index)
+
+    def count_kernel(keys, n, k, counters, state, prefix):
+        counts = cuda.shared.array(digits, np.uint32)
         temp = cuda.shared.array(scan_bytes, np.uint8, alignment=16)
         last = cuda.shared.array(1, np.int32)
+        tile, ahead = cuda.local.array(items, key_type), cuda.local.array(items, key_type)
+        first_tile(keys, keys, False, n, ahead)
         zeroed_counts(counts)
         for base in range(cuda.blockIdx.x * tile_size, n, cuda.gridDim.x * tile_size):
-            for i in range(ITEMS_PER_THREAD):
-                index = base + i * THREADS + cuda.threadIdx.x
-                if index < n:
-                    cuda.atomic.add(counts, best_first_digit(keys[index], 0), 1)
+            tile_ahead(keys, keys, False, base, n, tile, ahead)
+            for i in range(items):
+                count_digit(counts, best_first_digit(comparable(tile[i]), 0), base + cuda.threadIdx.x * items + i < n)
         count_into(counts, counters)
-        if block_arrives(counters, DIGITS, last):
-            choose(counters, state, k, temp)
+        if block_arrives(counters, digits, last):
+            choose(counters, state, prefix, k, 0, temp)
             if cuda.threadIdx.x == 0:
+                state[BUFFERED] = -1
                 state[SELECTED] = 0
-                state[WRITTEN] = 0
+                state[FILTERED] = 0
                 state[TIES] = 0
 
-    def filter_kernel(keys, values, n, p, keys_out, values_out, next_keys, next_values, counters, state):
-        """Pass ``p`` (1 .. passes - 1): the keys sharing every chosen digit but the last
-        (``n`` of them, or ``state[CANDIDATES]`` where ``n`` is negative)."""
-        counts = cuda.shared.array(DIGITS, np.uint32)
+    def filter_kernel(keys, values, n, p, buffer_length, in_keys, in_positions, out_keys, out_positions, keys_out,
+                      values_out, counters, state, prefix):
+        """Pass ``p`` (1 .. passes - 1): the keys classed by digits 0 .. p - 1, digit
+        ``p`` of the candidates counted."""
+        counts = cuda.shared.array(digits, np.uint32)
         temp = cuda.shared.array(scan_bytes, np.uint8, alignment=16)
         last = cuda.shared.array(1, np.int32)
-        zeroed_counts(counts)
-        count = n if n >= 0 else state[CANDIDATES]
-        chosen = state[CHOSEN]
+        candidates, wanted = state[CANDIDATES], state[WANTED]
+        if candidates == 0:  # (all written by an earlier launch)
+            return
+        tile, ahead = cuda.local.array(items, key_type), cuda.local.array(items, key_type)
+        all_wanted = candidates == wanted  # (then they are written with the selected, and the select ends)
+        writes = all_wanted or candidates <= buffer_length
+        buffered = state[BUFFERED] >= 0
+        count = state[BUFFERED] if buffered else n
+        chosen = prefix[0]
+        first_tile(keys, in_keys, buffered, count, ahead)
+        if not all_wanted:
+            zeroed_counts(counts)
         for base in range(cuda.blockIdx.x * tile_size, count, cuda.gridDim.x * tile_size):
-            for i in range(ITEMS_PER_THREAD):
-                index = base + i * THREADS + cuda.threadIdx.x
-                d = digit_and_selection(keys, values, index, count, p - 1, chosen, keys_out, values_out, state)
-                position = warp_append(d == chosen, state, WRITTEN)
-                if d == chosen:
-                    move(keys, values, index, next_keys, next_values, position)
-                    cuda.atomic.add(counts, best_first_digit(keys[index], p), 1)
-        count_into(counts, counters)
-        if block_arrives(counters, DIGITS, last):
-            choose(counters, state, state[WANTED], temp)
-            if cuda.threadIdx.x == 0:
-                state[CANDIDATES] = state[WRITTEN]
-                state[WRITTEN] = 0
+            tile_ahead(keys, in_keys, buffered, base, count, tile, ahead)
+            for i in range(items):
+                index = base + cuda.threadIdx.x * items + i
+                key = tile[i]
+                ordered = np.uint64(0)
+                key_class = DROP
+                if index < count:
+                    ordered = comparable(key)
+                    key_class = class_of(ordered, p - 1, chosen)
+                if writes:
+                    selected = key_class == SELECT or (all_wanted and key_class == CANDIDATE)
+                    position = warp_append(selected, state, SELECTED)
+                    if selected:
+                        keys_out[position] = key
+                        if with_values:
+                            values_out[position] = values[origin(buffered, in_positions, index)]
+                    if not all_wanted:
+                        position = warp_append(key_class == CANDIDATE, state, FILTERED)
+                        if key_class == CANDIDATE:
+                            out_keys[position] = key
+                            if with_values:
+                                out_positions[position] = origin(buffered, in_positions, index)
+                if not all_wanted:
+                    count_digit(counts, best_first_digit(ordered, p), key_class == CANDIDATE)
+        if not all_wanted:
+            count_into(counts, counters)
+        if block_arrives(counters, digits, last):
+            if all_wanted:
+                if cuda.threadIdx.x == 0:
+                    state[CANDIDATES] = 0
+            else:
+                choose(counters, state, prefix, wanted, p, temp)
+                if cuda.threadIdx.x == 0:
+                    state[BUFFERED] = candidates if writes else -1
+                    state[FILTERED] = 0
 
-    def select_kernel(keys, values, n, k, keys_out, values_out, state):
-        """The keys sharing every chosen digit but the last (as ``filter_kernel``'s):
-        those better in the last digit, and the wanted number of those equal in it."""
-        count = n if n >= 0 else state[CANDIDATES]
-        chosen, wanted = state[CHOSEN], state[WANTED]
+    def select_kernel(keys, values, n, k, in_keys, in_positions, keys_out, values_out, state, prefix):
+        """The keys classed by every digit: the better ones selected, and the wanted
+        number of those equal (ties with the ``k``-th best) at the output's end."""
+        candidates, wanted = state[CANDIDATES], state[WANTED]
+        if candidates == 0:
+            return
+        tile, ahead = cuda.local.array(items, key_type), cuda.local.array(items, key_type)
+        buffered = state[BUFFERED] >= 0
+        count = state[BUFFERED] if buffered else n
+        chosen = prefix[0]
+        first_tile(keys, in_keys, buffered, count, ahead)
         for base in range(cuda.blockIdx.x * tile_size, count, cuda.gridDim.x * tile_size):
-            for i in range(ITEMS_PER_THREAD):
-                index = base + i * THREADS + cuda.threadIdx.x
-                d = digit_and_selection(keys, values, index, count, passes - 1, chosen, keys_out, values_out, state)
-                tie = warp_append(d == chosen, state, TIES)
-                if d == chosen and tie < wanted:
-                    move(keys, values, index, keys_out, values_out, k - wanted + tie)
+            tile_ahead(keys, in_keys, buffered, base, count, tile, ahead)
+            for i in range(items):
+                index = base + cuda.threadIdx.x * items + i
+                key = tile[i]
+                key_class = DROP
+                if index < count:
+                    key_class = class_of(comparable(key), passes - 1, chosen)
+                position = warp_append(key_class == SELECT, state, SELECTED)
+                tie = warp_append(key_class == CANDIDATE, state, TIES)
+                if key_class == CANDIDATE and tie < wanted:
+                    position = k - 1 - tie
+                if key_class == SELECT or (key_class == CANDIDATE and tie < wanted):
+                    keys_out[position] = key
+                    if with_values:
+                        values_out[position] = values[origin(buffered, in_positions, index)]
 
     return (cuda.jit(without_dead_branches(count_kernel)), cuda.jit(without_dead_branches(filter_kernel)),
-            cuda.jit(without_dead_branches(select_kernel)), passes)
+            cuda.jit(without_dead_branches(select_kernel)), passes, digits, tile_size)
 
 
 @documented
@@ -234,12 +352,13 @@ def top_k(d_keys, d_keys_out, k, d_values=None, d_values_out=None, largest=True,
 
     Notes
     -----
-    A radix select of 8-bit digits, most significant first: one read of the keys counts
-    the first digit, a second selects the keys better in it and copies those equal to
-    the ``k``-th best's to a buffer, and each further digit reads only that buffer (for
-    random keys about 1/256 of the keys, then of that). ``passes + 1`` launches (4-byte
-    keys: 5), none waited for. The temporary storage holds two buffers of keys (and
-    values) as long as ``d_keys``, for keys that share many leading digits.
+    CUB's radix select: digits of 11 bits (one-byte keys: 8), most significant first,
+    ``passes + 1`` launches (2- and 4-byte keys: 3 passes, 8-byte keys: 6), none waited
+    for. One read of the keys counts the first digit; each further pass reads them all
+    again until the keys sharing the chosen digits fit a buffer of 1/128 of the keys,
+    then only that buffer (random 4-byte keys: three reads of the keys in all). The
+    temporary storage holds two such buffers (with the candidates' int64 positions when
+    there are values).
 
     Example
     -------
@@ -286,20 +405,26 @@ def top_k(d_keys, d_keys_out, k, d_values=None, d_values_out=None, largest=True,
             copy_items(d_values, d_values_out, n, stream)
         return
     value_dtype = None if d_values is None else d_values.dtype
-    count_kernel, filter_kernel, select_kernel, passes = _kernels(d_keys.dtype, value_dtype, bool(largest))
-    counters = zeroed_temporary("top_k.counters", DIGITS + 1, np.uint32, stream)  # (and the blocks arrived)
+    count_kernel, filter_kernel, select_kernel, passes, digits, tile_size = _kernels(d_keys.dtype, value_dtype, bool(largest))
+    counters = zeroed_temporary("top_k.counters", digits + 1, np.uint32, stream)  # (and the blocks arrived)
     state = temporary("top_k.state", TIES + 1, np.int64, stream)
-    buffers = [temporary(f"top_k.keys{b}", n, d_keys.dtype, stream) for b in (0, 1)]
-    value_buffers = ([temporary(f"top_k.values{b}", n, value_dtype, stream) for b in (0, 1)]
-                     if d_values is not None else buffers)
+    prefix = temporary("top_k.prefix", 1, np.uint64, stream)
+    buffer_length = candidate_buffer_length(n)
+    buffers = [temporary(f"top_k.keys{b}", buffer_length, d_keys.dtype, stream) for b in (0, 1)]
+    # (the candidates' positions in d_keys, for their values; keys alone need none)
+    positions = [temporary(f"top_k.positions{b}", buffer_length if d_values is not None else 1, np.int64, stream)
+                 for b in (0, 1)]
     values, values_out = (d_values, d_values_out) if d_values is not None else (d_keys, d_keys_out)
-    grid = max(1, min(resident_blocks(THREADS), -(-n // (THREADS * ITEMS_PER_THREAD))))
-    launch(count_kernel, grid, THREADS, stream, d_keys, n, k, counters, state)
-    source, source_values, count = d_keys, values, n  # (count -1: the candidates' count, kept on the device)
-    for p in range(1, passes):
-        target, target_values = buffers[p % 2], value_buffers[p % 2]
-        launch(filter_kernel, grid, THREADS, stream, source, source_values, count, p, d_keys_out, values_out, target,
-               target_values, counters, state)
-        source, source_values, count = target, target_values, -1
-    launch(select_kernel, grid, THREADS, stream, source, source_values, count, k, d_keys_out, values_out, state)
-
+    tiles = -(-n // tile_size)
+    count_args = (d_keys, n, k, counters, state, prefix)
+    launch(count_kernel, min(tiles, kernel_resident_blocks(count_kernel, THREADS, *count_args)), THREADS, stream,
+           *count_args)
+    for p in range(1, passes):  # (launch p reads buffer p % 2, written by launch p - 1, and writes the other)
+        filter_args = (d_keys, values, n, p, buffer_length, buffers[p % 2], positions[p % 2], buffers[1 - p % 2],
+                       positions[1 - p % 2], d_keys_out, values_out, counters, state, prefix)
+        launch(filter_kernel, min(tiles, kernel_resident_blocks(filter_kernel, THREADS, *filter_args)), THREADS,
+               stream, *filter_args)
+    select_args = (d_keys, values, n, k, buffers[passes % 2], positions[passes % 2], d_keys_out, values_out, state,
+                   prefix)
+    launch(select_kernel, min(tiles, kernel_resident_blocks(select_kernel, THREADS, *select_args)), THREADS, stream,
+           *select_args)

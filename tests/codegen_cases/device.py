@@ -99,14 +99,15 @@ def device_cases(name):
         case(f"device-segmented_sort-block-{form}-{name}", _types_of(_array(dtype), _array(dtype), _array(dtype),
                                                                      carried, carried, carried, segments[0], 0,
                                                                      *segments[2:]))(block_kernel)
-        count_kernel, filter_kernel, select_kernel, _ = device["top_k"]._kernels(dtype, values, values is None)
-        counters, state = _array(np.uint32), _array(np.int64)
+        count_kernel, filter_kernel, select_kernel, *_ = device["top_k"]._kernels(dtype, values, values is None)
+        counters, state, prefix, positions = _array(np.uint32), _array(np.int64), _array(np.uint64), _array(np.int64)
         if values is None:
-            case(f"device-top_k-count-{name}", _types_of(_array(dtype), 1, 1, counters, state))(count_kernel)
-        case(f"device-top_k-filter-{form}-{name}", _types_of(_array(dtype), carried, 1, 1, _array(dtype), carried,
-                                                             _array(dtype), carried, counters, state))(filter_kernel)
-        case(f"device-top_k-select-{form}-{name}", _types_of(_array(dtype), carried, 1, 1, _array(dtype), carried,
-                                                             state))(select_kernel)
+            case(f"device-top_k-count-{name}", _types_of(_array(dtype), 1, 1, counters, state, prefix))(count_kernel)
+        case(f"device-top_k-filter-{form}-{name}", _types_of(_array(dtype), carried, 1, 1, 1, _array(dtype), positions,
+                                                             _array(dtype), positions, _array(dtype), carried,
+                                                             counters, state, prefix))(filter_kernel)
+        case(f"device-top_k-select-{form}-{name}", _types_of(_array(dtype), carried, 1, 1, _array(dtype), positions,
+                                                             _array(dtype), carried, state, prefix))(select_kernel)
 
 
 def device_tuple_cases(dtypes):
