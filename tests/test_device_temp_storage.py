@@ -97,13 +97,24 @@ def _segmented_sort_args(n):  # segments of one tile and of several, through the
     return (d_keys, cuda.to_device(offsets), d_values, True), [d_keys, d_values]
 
 
+def _difference_args(n):  # in place: the tiles' neighbours through the temporaries
+    d_x = cuda.to_device(_ints(n, 16, -100, 100))
+    return (d_x,), [d_x]
+
+
+def _bound_args(n):
+    d_out = cuda.device_array(n, np.int64)
+    return (cuda.to_device(np.sort(_ints(n, 17, 0, 50))), cuda.to_device(_ints(n, 18, -5, 55)), d_out), [d_out]
+
+
 CALLS = [
     ("reduce", _reduce_args), ("sum", _sum_args), ("inclusive_sum", _scan_args), ("exclusive_sum", _scan_args),
     ("inclusive_scan", _op_scan_args), ("exclusive_scan", _op_scan_args), ("inclusive_scan", _tuple_scan_args),
     ("select", _select_args), ("partition", _select_args), ("select_flagged", _flagged_args),
     ("histogram_even", _histogram_args), ("segmented_reduce", _segmented_args), ("radix_sort", _sort_args),
     ("radix_sort", _sort_bits_args), ("radix_sort", _sort_out_of_place_args),
-    ("segmented_sort", _segmented_sort_args),
+    ("segmented_sort", _segmented_sort_args), ("subtract_left", _difference_args),
+    ("subtract_right", _difference_args), ("lower_bound", _bound_args), ("upper_bound", _bound_args),
 ]
 
 

@@ -9,6 +9,7 @@ from numba.cuda import types
 
 from coop._core.backend import SIMULATOR, device_function
 from coop._core.specialize import primitive
+from coop._core.values import widened
 
 
 def _is_float16(ty):
@@ -28,7 +29,7 @@ def _through_float32(qualname, apply, round_to_float16):
 
         def apply(a, b):
             with np.errstate(over="ignore"):  # integers wrap silently, as on the GPU
-                return wrapping(*_promoted(a, b))
+                return wrapping(*widened(a, b))
 
     apply = device_function(apply)
 
@@ -51,18 +52,6 @@ def _through_float32(qualname, apply, round_to_float16):
 
     generator.__name__ = qualname.rsplit(".", 1)[-1]
     return primitive(qualname)(generator)
-
-
-def _promoted(a, b):
-    """``a`` and ``b`` widened as compiled Numba widens integers before arithmetic: to 64
-    bits, unsigned if both are (int64 for mixed signedness below 64 bits), so that, say,
-    the difference of two uint8 values converted to int16 is the same on both paths."""
-    if isinstance(a, np.integer) and isinstance(b, np.integer) and min(a.itemsize, b.itemsize) < 8:
-        both_unsigned = a.dtype.kind == "u" and b.dtype.kind == "u"
-        wide = np.uint64 if both_unsigned else np.int64
-        if max(a.itemsize, b.itemsize) < 8 or a.dtype.kind == b.dtype.kind:
-            return wide(a), wide(b)
-    return a, b
 
 
 def arithmetic(qualname, apply):

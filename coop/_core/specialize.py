@@ -33,6 +33,7 @@ The ``Signature`` class checks arguments on behalf of one primitive and raises
 
 import functools
 import inspect
+import operator
 import textwrap
 import threading
 
@@ -688,11 +689,29 @@ class Signature:
             )
 
 
-@device_function
-def apply_binary(op, a, b, index):
-    """``op(a, b)``: an operator applied by code that may also pass an index (see
-    ``Signature.operator_with_index``)."""
-    return op(a, b)
+if SIMULATOR:
+    # Python's operators on NumPy integers keep their width (int16 - int16 wraps in
+    # int16), where compiled Numba computes in 64 bits: widened first, as Numba does,
+    # the results agree whatever type they are converted to.
+    _WIDENING_OPERATORS = tuple(getattr(operator, name) for name in (
+        "add", "sub", "mul", "floordiv", "mod", "lshift", "rshift", "and_", "or_", "xor", "pow"))
+
+    @device_function
+    def apply_binary(op, a, b, index):
+        """``op(a, b)``: an operator applied by code that may also pass an index (see
+        ``Signature.operator_with_index``); Python's arithmetic operators on integers
+        computed as compiled Numba computes them."""
+        if any(op is widening for widening in _WIDENING_OPERATORS):
+            with np.errstate(over="ignore"):  # (integers wrap silently, as on the GPU)
+                return op(*values.widened(a, b))
+        return op(a, b)
+else:
+
+    @device_function
+    def apply_binary(op, a, b, index):
+        """``op(a, b)``: an operator applied by code that may also pass an index (see
+        ``Signature.operator_with_index``)."""
+        return op(a, b)
 
 
 @device_function

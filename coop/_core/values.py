@@ -184,3 +184,16 @@ def chosen(condition, if_true, if_false):
     memory). Not ``select``, whose inline-assembly ``selp`` keeps shuffled values
     converged: here NVVM is left free to branch or select."""
     return if_true if condition else if_false
+
+
+def widened(a, b):
+    """(The simulator's.) ``a`` and ``b`` widened as compiled Numba widens integers
+    before arithmetic: to 64 bits, unsigned if both are (int64 for mixed signedness
+    below 64 bits), so that, say, the difference of two uint8 values converted to int16
+    is the same on both paths."""
+    if isinstance(a, np.integer) and isinstance(b, np.integer) and min(a.itemsize, b.itemsize) < 8:
+        both_unsigned = a.dtype.kind == "u" and b.dtype.kind == "u"
+        wide = np.uint64 if both_unsigned else np.int64
+        if max(a.itemsize, b.itemsize) < 8 or a.dtype.kind == b.dtype.kind:
+            return wide(a), wide(b)
+    return a, b

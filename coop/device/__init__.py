@@ -15,6 +15,10 @@ composing them.
   (DeviceSegmentedSort): each segment on its own, stably, in place.
 - ``top_k(d_keys, d_keys_out, k, d_values=None, d_values_out=None, largest=True)``
   (DeviceTopK): the ``k`` largest or smallest keys, in no particular order.
+- ``subtract_left(d_in, d_out=None, op=None)``, ``subtract_right(...)``
+  (DeviceAdjacentDifference): each item's difference with its neighbour.
+- ``lower_bound(d_range, d_values, d_output, comp=None)``, ``upper_bound(...)``
+  (DeviceFind): binary searches of a sorted range.
 
 Temporary storage is coop's own, kept between calls per stream, unless the call gets
 ``temp_storage=``, a device array of at least ``temp_storage_bytes(function, <the call's
@@ -45,11 +49,13 @@ from coop.device.select import partition, select, select_flagged
 from coop.device.radix_sort import radix_sort
 from coop.device.segmented_sort import segmented_sort
 from coop.device.top_k import top_k
+from coop.device.adjacent_difference import subtract_left, subtract_right
+from coop.device.find import lower_bound, upper_bound
 from coop._core.namespace import public_namespace
 
 __all__ = ["reduce", "sum", "inclusive_scan", "exclusive_scan", "inclusive_sum", "exclusive_sum", "select",
            "select_flagged", "partition", "histogram_even", "segmented_reduce", "radix_sort", "segmented_sort",
-           "top_k", "temp_storage_bytes",
+           "top_k", "subtract_left", "subtract_right", "lower_bound", "upper_bound", "temp_storage_bytes",
            "lookback"]
 
 public_namespace(__name__)

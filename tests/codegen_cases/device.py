@@ -57,7 +57,7 @@ def device_cases(name):
     """The kernels of every coop.device algorithm for items of dtype ``name``."""
     device = {module: importlib.import_module(f"coop.device.{module}")
               for module in ("scan", "reduce", "select", "histogram", "segmented_reduce", "radix_sort",
-                             "segmented_sort", "top_k")}
+                             "segmented_sort", "top_k", "adjacent_difference", "find")}
     dtype = np.dtype(SCALARS[name][0])
     op = _op_for(name)
     for exclusive, has_initial in ((False, False), (False, True), (True, True)):
@@ -76,6 +76,18 @@ def device_cases(name):
         flag_array = _array(flags if flags is not None else dtype)  # (d_in where there are no flags)
         case(f"device-{form}-{name}", _types_of(_array(dtype), flag_array, _array(dtype), _array(np.int64), 1,
                                                 *_tile_states(np.int32)))(kernel)
+    for left in (True, False):
+        neighbours_kernel, difference_kernel, _ = device["adjacent_difference"]._kernels(None, dtype, dtype, left)
+        side = "left" if left else "right"
+        case(f"device-subtract_{side}-neighbours-{name}", _types_of(_array(dtype), 1, _array(dtype), 1))(
+            neighbours_kernel)
+        if dtype.kind in "iuf":  # (the default difference subtracts numbers)
+            case(f"device-subtract_{side}-{name}", _types_of(_array(dtype), _array(dtype), 1, _array(dtype),
+                                                             True))(difference_kernel)
+    for upper in (False, True):
+        kernel = device["find"]._search_kernel(device["find"].less, np.int64, upper)  # (the default)
+        case(f"device-{'upper' if upper else 'lower'}_bound-{name}", _types_of(_array(dtype), 1, _array(dtype), 1,
+                                                                              _array(np.int64)))(kernel)
     if dtype.kind in "iuf":  # (histogram_even's samples)
         kernel, _, position_type = device["histogram"]._histogram_kernel(dtype, np.uint32, 10)
         case(f"device-histogram_even-{name}", _types_of(_array(dtype), 1, _array(np.uint32), _array(np.uint32),

@@ -1,0 +1,59 @@
+"""coop.device.lower_bound / upper_bound against NumPy's searchsorted: ranges of several
+dtypes with repeated items, values below, inside, between and above the range (and equal
+to its items), empty ranges and no values, an output of each integer width that holds the
+positions, a descending range with its comparator; bad input raised before any launch."""
+
+import numpy as np
+import pytest
+
+import coop
+from numba import cuda
+
+from helpers import ON_GPU, assert_equal_exact, dtype_id
+
+M = 100_003 if ON_GPU else 300
+N = 200_000 if ON_GPU else 500
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int32, np.int64, np.float16, np.float32, np.float64], ids=dtype_id)
+def test_against_searchsorted(dtype):
+    rng = np.random.default_rng(1)
+    high = {np.uint8: 200, np.float16: 2000}.get(dtype, 10**6)  # (float16: integers exact up to 2048)
+    sorted_range = np.sort(rng.integers(20, high - 20, M)).astype(dtype)  # (repeats: the bounds differ there)
+    values = np.concatenate([rng.integers(0, high, N - 4), [0, high - 1], sorted_range[[0, -1]]]).astype(dtype)
+    d_range, d_values = cuda.to_device(sorted_range), cuda.to_device(values)
+    for output_dtype in (np.int64, np.uint32, np.int32):
+        for function, side in ((coop.device.lower_bound, "left"), (coop.device.upper_bound, "right")):
+            d_out = cuda.to_device(np.full(N + 1, 7, output_dtype))
+            function(d_range, d_values, d_out)
+            got = d_out.copy_to_host()
+            assert_equal_exact(got[:N], np.searchsorted(sorted_range, values, side=side).astype(output_dtype),
+                               f"{function.__name__}({np.dtype(dtype)} -> {np.dtype(output_dtype)})")
+            assert got[N] == 7, f"{function.__name__}: written past the values"
+
+
+def test_descending_with_a_comparator_and_empty_inputs():
+    scores = -np.sort(-np.random.default_rng(2).integers(0, 50, M)).astype(np.int32)
+    values = np.arange(-1, 52, dtype=np.int32)
+    d_scores, d_values = cuda.to_device(scores), cuda.to_device(values)
+    d_out = cuda.device_array(values.size, np.int64)
+    coop.device.lower_bound(d_scores, d_values, d_out, comp=lambda a, b: a > b)
+    assert_equal_exact(d_out.copy_to_host(), np.array([(scores > v).sum() for v in values]), "lower_bound, descending")
+    coop.device.upper_bound(d_scores, d_values, d_out, comp=lambda a, b: a > b)
+    assert_equal_exact(d_out.copy_to_host(), np.array([(scores >= v).sum() for v in values]), "upper_bound, descending")
+    coop.device.lower_bound(d_scores[:0], d_values, d_out)  # an empty range: every position 0
+    assert_equal_exact(d_out.copy_to_host(), np.zeros(values.size, np.int64), "an empty range")
+    coop.device.upper_bound(d_scores, d_values[:0], d_out[:0])  # no values: nothing to do
+
+
+def test_bad_input():
+    d_range, d_values = cuda.to_device(np.arange(300, dtype=np.int32)), cuda.to_device(np.arange(5, dtype=np.int32))
+    with pytest.raises(TypeError, match=r"coop.device.lower_bound: d_output must hold integers"):
+        coop.device.lower_bound(d_range, d_values, cuda.device_array(5, np.float32))
+    with pytest.raises(ValueError, match=r"coop.device.upper_bound: d_output is too short: 4 items, 5 needed"):
+        coop.device.upper_bound(d_range, d_values, cuda.device_array(4, np.int32))
+    with pytest.raises(ValueError, match=r"coop.device.lower_bound: d_output's dtype int8 cannot hold positions up "
+                                         r"to 300"):
+        coop.device.lower_bound(d_range, d_values, cuda.device_array(5, np.int8))
+    with pytest.raises(TypeError, match=r"coop.device.upper_bound: d_values is a NumPy array in host memory"):
+        coop.device.upper_bound(d_range, np.arange(5), cuda.device_array(5, np.int32))
