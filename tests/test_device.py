@@ -246,6 +246,49 @@ def test_select_item_types(dtype):
     assert_equal_exact(out[count:][::-1], x[~chosen], "partition, rejected (reversed)")
 
 
+def runs_of(dtype, n, seed):
+    """Items in runs of 1 to 5 equal items (runs across tile boundaries too)."""
+    rng = np.random.default_rng(seed)
+    values = rng.integers(0, 4, n).astype(dtype)  # (neighbouring runs may be equal: merged)
+    return np.repeat(values, rng.integers(1, 6, n))[:n]
+
+
+def unique_of(x):
+    keep = np.ones(x.size, bool)
+    keep[1:] = x[1:] != x[:-1]
+    return x[keep]
+
+
+@pytest.mark.parametrize("n", SIZES)
+@pytest.mark.parametrize("dtype", (np.int8, np.uint16, np.int32, np.float16, np.float64, np.bool_, np.complex64),
+                         ids=dtype_id)
+def test_unique(dtype, n):
+    x = runs_of(dtype, n, n + 3)
+    d_x, d_out = cuda.to_device(x), cuda.to_device(np.zeros(n + 1, dtype))
+    count = coop.device.unique(d_x, d_out)
+    expected = unique_of(x)
+    assert count == expected.size, f"unique({np.dtype(dtype)}, n={n}): {count} kept, {expected.size} expected"
+    assert_equal_exact(d_out[:count].copy_to_host(), expected, "unique")
+    d_count = cuda.to_device(np.full(1, -1, np.int64))
+    assert coop.device.unique(d_x, d_out, d_num_selected_out=d_count) is None
+    assert int(d_count.copy_to_host()[0]) == expected.size
+
+
+def test_unique_by_an_equality_and_nans():
+    n = 3 * 4097 + 11 if FULL_MATRIX else 700
+    x = np.sort(np.random.default_rng(30).integers(0, 400, n)).astype(np.int64)
+    d_x, d_out = cuda.to_device(x), cuda.device_array(n, np.int64)
+    count = coop.device.unique(d_x, d_out, equality=lambda a, b: a // 10 == b // 10)  # (runs by their tens)
+    assert_equal_exact(d_out[:count].copy_to_host(), x[np.r_[True, x[1:] // 10 != x[:-1] // 10]], "by tens")
+    f = np.array([1.0, 1.0, np.nan, np.nan, -0.0, 0.0, 2.0], np.float32)  # (NaNs never equal; -0.0 == 0.0)
+    d_f = cuda.device_array_like(f)
+    count = coop.device.unique(cuda.to_device(f), d_f)
+    assert_equal_exact(d_f[:count].copy_to_host().view(np.uint32),
+                       np.array([1.0, np.nan, np.nan, -0.0, 2.0], np.float32).view(np.uint32), "NaNs and zeros")
+    with pytest.raises(ValueError, match=r"coop.device.unique: d_out is d_in itself"):
+        coop.device.unique(d_x, d_x)
+
+
 def test_select_bad_input():
     d_x = cuda.to_device(np.arange(10, dtype=np.int32))
     with pytest.raises(TypeError, match=r"coop.device.select: d_out's dtype int64 differs from d_in's int32"):

@@ -6,7 +6,8 @@ composing them.
 - ``inclusive_scan``, ``exclusive_scan(d_in, d_out, op, initial)``, ``inclusive_sum``,
   ``exclusive_sum(d_in, d_out)`` (DeviceScan): one pass, decoupled look-back.
 - ``select(d_in, d_out, predicate)``, ``select_flagged(d_in, flags, d_out)``,
-  ``partition(d_in, d_out, predicate)`` (DeviceSelect, DevicePartition): return the count.
+  ``unique(d_in, d_out, equality=None)``, ``partition(d_in, d_out, predicate)``
+  (DeviceSelect, DevicePartition): return the count.
 - ``histogram_even(d_samples, d_histogram, bins, lower, upper)`` (DeviceHistogram).
 - ``segmented_reduce(d_in, d_out, offsets, op, initial)`` (DeviceSegmentedReduce).
 - ``radix_sort(d_keys, d_values=None, descending=False, begin_bit=0, end_bit=None)``
@@ -45,7 +46,7 @@ from coop.device.reduce import reduce, sum  # noqa: A004
 from coop.device.scan import exclusive_scan, exclusive_sum, inclusive_scan, inclusive_sum
 from coop.device.histogram import histogram_even
 from coop.device.segmented_reduce import segmented_reduce
-from coop.device.select import partition, select, select_flagged
+from coop.device.select import partition, select, select_flagged, unique
 from coop.device.radix_sort import radix_sort
 from coop.device.segmented_sort import segmented_sort
 from coop.device.top_k import top_k
@@ -54,7 +55,7 @@ from coop.device.find import lower_bound, upper_bound
 from coop._core.namespace import public_namespace
 
 __all__ = ["reduce", "sum", "inclusive_scan", "exclusive_scan", "inclusive_sum", "exclusive_sum", "select",
-           "select_flagged", "partition", "histogram_even", "segmented_reduce", "radix_sort", "segmented_sort",
+           "select_flagged", "unique", "partition", "histogram_even", "segmented_reduce", "radix_sort", "segmented_sort",
            "top_k", "subtract_left", "subtract_right", "lower_bound", "upper_bound", "temp_storage_bytes",
            "lookback"]
 

@@ -1,6 +1,7 @@
 """Device-wide stream compaction (CUB's DeviceSelect and DevicePartition):
-``select(d_in, d_out, predicate)``, ``select_flagged(d_in, flags, d_out)`` and
-``partition(d_in, d_out, predicate)``, each returning the number selected.
+``select(d_in, d_out, predicate)``, ``select_flagged(d_in, flags, d_out)``,
+``unique(d_in, d_out, equality=None)`` and ``partition(d_in, d_out, predicate)``, each
+returning the number selected.
 
 One kernel, one tile per block, in claiming order: a block loads its tile (and its
 flags) blocked with vector loads (``coop.block.load``, "vectorize"), flags its items, counts each thread's selected items, and an
@@ -11,8 +12,10 @@ puts its selected items in order in shared memory (the scratch the scan used, CU
 union), from where the block writes them to ``d_out`` coalesced (consecutive threads,
 consecutive items). A partition writes the rejected items too,
 from the end of ``d_out`` backwards (CUB's DevicePartition::If: the selected in input
-order at the front, the rejected in reverse input order at the back). The last tile's
-block writes the count: to the caller's ``d_num_selected_out``, or to a temporary the
+order at the front, the rejected in reverse input order at the back). ``unique`` flags
+the items that differ from the one before them with ``coop.block.flag_heads`` (given the
+item before the tile), as CUB's DeviceSelect::Unique does with BlockDiscontinuity. The
+last tile's block writes the count: to the caller's ``d_num_selected_out``, or to a temporary the
 call then reads (waiting for the GPU) and returns.
 """
 
@@ -24,13 +27,13 @@ from numba import cuda
 import coop
 from coop._core.backend import SIMULATOR
 from coop._core.constants import without_dead_branches
-from coop._core.errors import ArgumentTypeError
-from coop.device._host import (check_length, device_array, device_operator, documented, fill_zero, launch,
-                               launch_stream, takes_temp_storage, temporary)
+from coop._core.errors import ArgumentTypeError, ArgumentValueError
+from coop.device._host import (check_length, device_array, device_operator, documented, fill_zero, is_same_memory,
+                               launch, launch_stream, takes_temp_storage, temporary)
 from coop.device._tiles import BLOCK_THREADS, items_per_thread, tile_loader
 from coop.device.lookback import TileStates, claim_tile, tile_prefix
 
-__all__ = ["select", "select_flagged", "partition"]
+__all__ = ["select", "select_flagged", "unique", "partition"]
 
 THREADS = BLOCK_THREADS
 # Items per thread for 4-byte items, fewer for wider ones and no more for narrower ones
@@ -47,13 +50,16 @@ FLAGS_ALGORITHM = "vectorize"  # (one-byte flags: 16 to a 16-byte load, and no e
 
 @functools.lru_cache(maxsize=None)
 def _select_kernel(predicate, in_dtype, flag_dtype, count_dtype, partition, threads=THREADS, n_items=None,
-                   items_algorithm=ITEMS_ALGORITHM, flags_algorithm=FLAGS_ALGORITHM, blocks_per_sm=False):
-    """The kernel for items of ``in_dtype`` chosen by ``predicate`` (None: by a flags
-    array of ``flag_dtype``), counted in ``count_dtype``."""
+                   items_algorithm=ITEMS_ALGORITHM, flags_algorithm=FLAGS_ALGORITHM, blocks_per_sm=False,
+                   differs=None):
+    """The kernel for items of ``in_dtype`` chosen by ``predicate``, or where
+    ``differs(item before, item)`` (unique), or else by a flags array of
+    ``flag_dtype``, counted in ``count_dtype``."""
     in_type, count_type = np.dtype(in_dtype), np.dtype(count_dtype)
     # (tile positions as unsigned: Numba adds a negative-index fix-up to each signed index)
     index = np.uint32 if count_type.itemsize == 4 else np.uint64
-    flagged = predicate is None
+    by_neighbours = differs is not None
+    flagged = predicate is None and not by_neighbours
     flag_type = np.dtype(flag_dtype if flagged else np.uint8)
     chosen_by = "flags" if flagged else "predicate"
     n_items = n_items or min(NOMINAL_ITEMS[chosen_by], items_per_thread(4 * NOMINAL_ITEMS[chosen_by], in_type))
@@ -65,6 +71,7 @@ def _select_kernel(predicate, in_dtype, flag_dtype, count_dtype, partition, thre
         coop.block.load.temp_storage_bytes(flag_type, threads, n_items, algorithm=flags_algorithm),
         coop.block.exclusive_sum.temp_storage_bytes(count_type, threads),
         tile_size * in_type.itemsize,  # (the compacted tile, once the others are done: CUB's union)
+        coop.block.flag_heads.temp_storage_bytes(in_type, threads) if by_neighbours else 0,
     )
     temp_bytes = -(-temp_bytes // 16) * 16  # (whole items of any type: the compacted tile is a view)
     load_items = tile_loader(threads, n_items, items_algorithm)
@@ -85,10 +92,21 @@ def _select_kernel(predicate, in_dtype, flag_dtype, count_dtype, partition, thre
         load_items(d_in[base:], items, valid, temp)
         if flagged:
             load_flags(flags[base:], chosen, valid, temp)
+        if by_neighbours:  # (the first item of the input is always kept)
+            if tile == 0 and valid == tile_size:
+                coop.block.flag_heads(items, chosen, differs, threads=threads, temp_storage=temp)
+            elif tile == 0:
+                coop.block.flag_heads(items, chosen, differs, threads=threads, valid_items=valid, temp_storage=temp)
+            elif valid == tile_size:
+                coop.block.flag_heads(items, chosen, differs, tile_predecessor=d_in[base - 1], threads=threads,
+                                      temp_storage=temp)
+            else:
+                coop.block.flag_heads(items, chosen, differs, tile_predecessor=d_in[base - 1], threads=threads,
+                                      valid_items=valid, temp_storage=temp)
         first = cuda.threadIdx.x * n_items  # (blocked: the thread's items' tile positions)
         selected = zero
         for i in range(n_items):
-            if flagged:
+            if flagged or by_neighbours:
                 keep = chosen[i] != 0
             else:
                 keep = predicate(items[i])
@@ -128,10 +146,34 @@ def _select_kernel(predicate, in_dtype, flag_dtype, count_dtype, partition, thre
     return jit(without_dead_branches(select_kernel)), tile_size
 
 
-def _select(function, d_in, flags, d_out, predicate, partition, d_num_selected_out, stream):
+@functools.lru_cache(maxsize=None)
+def _differs(equality, dtype):
+    """``differs(a, b)``: not ``equality(a, b)``; by default ``a != b`` (float16 compared
+    through float32: Numba's float16 comparison is an out-of-line call)."""
+    if equality is not None:
+        def differs(a, b):
+            return not equality(a, b)
+    elif np.dtype(dtype) == np.float16:
+        def differs(a, b):
+            return np.float32(a) != np.float32(b)
+    else:
+        def differs(a, b):
+            return a != b
+    return cuda.jit(device=True)(differs)
+
+
+def _select(function, d_in, flags, d_out, predicate, partition, d_num_selected_out, stream, equality=None):
     d_in = device_array(function, "d_in", d_in)
     d_out = device_array(function, "d_out", d_out)
     n = d_in.size
+    differs = None
+    if function == "unique":
+        if is_same_memory(function, "d_out", d_out, "d_in", d_in):
+            raise ArgumentValueError(f"coop.device.{function}: d_out is d_in itself: the items are compared with "
+                                     "the ones before them, which must stay as they are (give another array)")
+        if equality is not None:
+            equality = device_operator(function, "equality", equality)
+        differs = _differs(equality, d_in.dtype)
     if flags is not None:
         flags = device_array(function, "flags", flags)
         check_length(function, "flags", flags, n)
@@ -157,7 +199,7 @@ def _select(function, d_in, flags, d_out, predicate, partition, d_num_selected_o
     if n:
         count_type = np.int32 if n < 2**31 else np.int64
         kernel, tile_size = _select_kernel(predicate, d_in.dtype, flags.dtype if flags is not None else None,
-                                           count_type, partition)
+                                           count_type, partition, differs=differs)
         tiles = -(-n // tile_size)
         states = TileStates(tiles, count_type, stream)
         flag_array = flags if flags is not None else d_in  # (unused without flags)
@@ -254,6 +296,51 @@ def select_flagged(d_in, flags, d_out, d_num_selected_out=None, stream=None, tem
         assert (d_out.copy_to_host()[:count] == x[keep]).all()
     """
     return _select("select_flagged", d_in, flags, d_out, None, False, d_num_selected_out, stream)
+
+
+@documented
+@takes_temp_storage
+def unique(d_in, d_out, equality=None, d_num_selected_out=None, stream=None, temp_storage=None):
+    """Copy the first item of each run of equal consecutive items of ``d_in`` to the
+    front of ``d_out``, in order (CUB DeviceSelect::Unique): an item is kept where it
+    differs from the one before it, and the first always.
+
+    Parameters
+    ----------
+    d_in : device array
+        The items (as in ``coop.device.select``); sorted, ``unique`` gives the distinct
+        items (NumPy's ``np.unique``).
+    d_out : device array
+        Of ``d_in``'s dtype, long enough for the kept items (``d_in``'s length is always
+        enough), sharing no memory with ``d_in``.
+    equality : function, optional
+        ``equality(a, b) -> bool``: whether two consecutive items are equal (one run).
+        Default None: ``a == b`` (so NaNs, never equal, are each kept).
+        {device_operator}
+    d_num_selected_out, stream, temp_storage : as in ``coop.device.select``
+
+    Returns
+    -------
+    int or None
+        The number of items kept (the call waits for the GPU to read it), or ``None``
+        with ``d_num_selected_out``.
+
+    Example
+    -------
+    The distinct values of a sorted array, and of its values by their tens::
+
+        import numpy as np
+        import coop
+        from numba import cuda
+
+        x = np.sort(np.random.default_rng(10).integers(0, 500, 6000)).astype(np.int32)
+        d_x, d_out = cuda.to_device(x), cuda.device_array_like(x)
+        count = coop.device.unique(d_x, d_out)
+        assert (d_out.copy_to_host()[:count] == np.unique(x)).all()
+        count = coop.device.unique(d_x, d_out, equality=lambda a, b: a // 10 == b // 10)
+        assert count == np.unique(x // 10).size
+    """
+    return _select("unique", d_in, None, d_out, None, False, d_num_selected_out, stream, equality)
 
 
 @documented

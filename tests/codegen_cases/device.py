@@ -88,6 +88,10 @@ def device_cases(name):
         kernel = device["find"]._search_kernel(device["find"].less, np.int64, upper)  # (the default)
         case(f"device-{'upper' if upper else 'lower'}_bound-{name}", _types_of(_array(dtype), 1, _array(dtype), 1,
                                                                               _array(np.int64)))(kernel)
+    kernel, _ = device["select"]._select_kernel(None, dtype, None, np.int32, False,
+                                                differs=device["select"]._differs(None, dtype))
+    case(f"device-unique-{name}", _types_of(_array(dtype), _array(dtype), _array(dtype), _array(np.int64), 1,
+                                            *_tile_states(np.int32)))(kernel)
     if dtype.kind in "iuf":  # (histogram_even's samples)
         kernel, _, position_type = device["histogram"]._histogram_kernel(dtype, np.uint32, 10)
         case(f"device-histogram_even-{name}", _types_of(_array(dtype), 1, _array(np.uint32), _array(np.uint32),
