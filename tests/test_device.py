@@ -274,6 +274,40 @@ def test_unique(dtype, n):
     assert int(d_count.copy_to_host()[0]) == expected.size
 
 
+@pytest.mark.parametrize("n", SIZES)
+@pytest.mark.parametrize("dtype", (np.int8, np.float32, np.bool_), ids=dtype_id)
+def test_run_length_encode(dtype, n):
+    x = runs_of(dtype, n, n + 4)
+    heads = np.flatnonzero(np.r_[True, x[1:] != x[:-1]]) if n else np.zeros(0, np.int64)
+    lengths = np.diff(np.r_[heads, n])
+    d_x = cuda.to_device(x)
+    d_values, d_counts = cuda.to_device(np.zeros(n + 1, dtype)), cuda.to_device(np.full(n + 1, -1, np.int32))
+    runs = coop.device.run_length_encode(d_x, d_values, d_counts)
+    assert runs == heads.size, f"run_length_encode({np.dtype(dtype)}, n={n}): {runs} runs, {heads.size} expected"
+    assert_equal_exact(d_values[:runs].copy_to_host(), x[heads], "run_length_encode's items")
+    counts = d_counts.copy_to_host()
+    assert_equal_exact(counts[:runs], lengths, "run_length_encode's lengths")
+    assert (counts[runs:] == -1).all(), "lengths written past the runs"
+    d_runs = cuda.to_device(np.full(2, -1, np.int64))
+    d_counts64 = cuda.device_array(n + 1, np.int64)
+    assert coop.device.run_length_encode(d_x, d_values, d_counts64, d_num_runs_out=d_runs) is None
+    assert_equal_exact(d_runs.copy_to_host(), np.array([heads.size, -1]), "the device count of runs")
+    assert_equal_exact(d_counts64[:runs].copy_to_host(), lengths, "run_length_encode's int64 lengths")
+
+
+def test_run_length_encode_bad_input():
+    d_x = cuda.to_device(np.arange(10, dtype=np.int32))
+    with pytest.raises(TypeError, match=r"coop.device.run_length_encode: d_counts_out must be of an integer dtype"):
+        coop.device.run_length_encode(d_x, cuda.device_array(10, np.int32), cuda.device_array(10, np.float32))
+    with pytest.raises(ValueError, match=r"coop.device.run_length_encode: d_unique_out is d_in itself"):
+        coop.device.run_length_encode(d_x, d_x, cuda.device_array(10, np.int32))
+    with pytest.raises(TypeError, match=r"coop.device.run_length_encode: d_unique_out's dtype int64 differs"):
+        coop.device.run_length_encode(d_x, cuda.device_array(10, np.int64), cuda.device_array(10, np.int32))
+    with pytest.raises(TypeError, match=r"coop.device.run_length_encode: d_num_runs_out must be of an integer dtype"):
+        coop.device.run_length_encode(d_x, cuda.device_array(10, np.int32), cuda.device_array(10, np.int32),
+                                      d_num_runs_out=cuda.device_array(1, np.int16))
+
+
 def test_unique_by_an_equality_and_nans():
     n = 3 * 4097 + 11 if FULL_MATRIX else 700
     x = np.sort(np.random.default_rng(30).integers(0, 400, n)).astype(np.int64)

@@ -112,6 +112,11 @@ def _unique_args(n):
     return (cuda.to_device(np.sort(_ints(n, 19, 0, 60))), d_out), [d_out]
 
 
+def _run_length_args(n):
+    d_values, d_counts = cuda.device_array(n, np.int32), cuda.device_array(n, np.int32)
+    return (cuda.to_device(np.sort(_ints(n, 20, 0, 60))), d_values, d_counts), [d_values, d_counts]
+
+
 CALLS = [
     ("reduce", _reduce_args), ("sum", _sum_args), ("inclusive_sum", _scan_args), ("exclusive_sum", _scan_args),
     ("inclusive_scan", _op_scan_args), ("exclusive_scan", _op_scan_args), ("inclusive_scan", _tuple_scan_args),
@@ -120,7 +125,7 @@ CALLS = [
     ("radix_sort", _sort_bits_args), ("radix_sort", _sort_out_of_place_args),
     ("segmented_sort", _segmented_sort_args), ("subtract_left", _difference_args),
     ("subtract_right", _difference_args), ("lower_bound", _bound_args), ("upper_bound", _bound_args),
-    ("unique", _unique_args),
+    ("unique", _unique_args), ("run_length_encode", _run_length_args),
 ]
 
 
@@ -138,7 +143,7 @@ def test_callers_storage_gives_the_same_results(name, make):
         args, outputs = make(N)
         got_return = function(*args, temp_storage=storage)
         assert got_return == expected_return
-        selects = name in ("select", "select_flagged", "unique")
+        selects = name in ("select", "select_flagged", "unique", "run_length_encode")
         written = slice(got_return) if selects else slice(None)  # (past the count: unset)
         for out, want in zip(outputs, expected):
             assert_equal_exact(out.copy_to_host()[written], want[written], f"{name} with temp_storage")

@@ -8,6 +8,8 @@ composing them.
 - ``select(d_in, d_out, predicate)``, ``select_flagged(d_in, flags, d_out)``,
   ``unique(d_in, d_out, equality=None)``, ``partition(d_in, d_out, predicate)``
   (DeviceSelect, DevicePartition): return the count.
+- ``run_length_encode(d_in, d_unique_out, d_counts_out)`` (DeviceRunLengthEncode::Encode):
+  returns the number of runs.
 - ``histogram_even(d_samples, d_histogram, bins, lower, upper)`` (DeviceHistogram).
 - ``segmented_reduce(d_in, d_out, offsets, op, initial)`` (DeviceSegmentedReduce).
 - ``radix_sort(d_keys, d_values=None, descending=False, begin_bit=0, end_bit=None)``
@@ -46,7 +48,7 @@ from coop.device.reduce import reduce, sum  # noqa: A004
 from coop.device.scan import exclusive_scan, exclusive_sum, inclusive_scan, inclusive_sum
 from coop.device.histogram import histogram_even
 from coop.device.segmented_reduce import segmented_reduce
-from coop.device.select import partition, select, select_flagged, unique
+from coop.device.select import partition, run_length_encode, select, select_flagged, unique
 from coop.device.radix_sort import radix_sort
 from coop.device.segmented_sort import segmented_sort
 from coop.device.top_k import top_k
@@ -55,7 +57,7 @@ from coop.device.find import lower_bound, upper_bound
 from coop._core.namespace import public_namespace
 
 __all__ = ["reduce", "sum", "inclusive_scan", "exclusive_scan", "inclusive_sum", "exclusive_sum", "select",
-           "select_flagged", "unique", "partition", "histogram_even", "segmented_reduce", "radix_sort", "segmented_sort",
+           "select_flagged", "unique", "run_length_encode", "partition", "histogram_even", "segmented_reduce", "radix_sort", "segmented_sort",
            "top_k", "subtract_left", "subtract_right", "lower_bound", "upper_bound", "temp_storage_bytes",
            "lookback"]
 

@@ -29,11 +29,11 @@ from coop._core.backend import SIMULATOR
 from coop._core.constants import without_dead_branches
 from coop._core.errors import ArgumentTypeError, ArgumentValueError
 from coop.device._host import (check_length, device_array, device_operator, documented, fill_zero, is_same_memory,
-                               launch, launch_stream, takes_temp_storage, temporary)
+                               launch, launch_stream, resident_blocks, takes_temp_storage, temporary)
 from coop.device._tiles import BLOCK_THREADS, items_per_thread, tile_loader
 from coop.device.lookback import TileStates, claim_tile, tile_prefix
 
-__all__ = ["select", "select_flagged", "unique", "partition"]
+__all__ = ["select", "select_flagged", "unique", "run_length_encode", "partition"]
 
 THREADS = BLOCK_THREADS
 # Items per thread for 4-byte items, fewer for wider ones and no more for narrower ones
@@ -51,10 +51,11 @@ FLAGS_ALGORITHM = "vectorize"  # (one-byte flags: 16 to a 16-byte load, and no e
 @functools.lru_cache(maxsize=None)
 def _select_kernel(predicate, in_dtype, flag_dtype, count_dtype, partition, threads=THREADS, n_items=None,
                    items_algorithm=ITEMS_ALGORITHM, flags_algorithm=FLAGS_ALGORITHM, blocks_per_sm=False,
-                   differs=None):
+                   differs=None, with_positions=False):
     """The kernel for items of ``in_dtype`` chosen by ``predicate``, or where
     ``differs(item before, item)`` (unique), or else by a flags array of
-    ``flag_dtype``, counted in ``count_dtype``."""
+    ``flag_dtype``, counted in ``count_dtype``; ``with_positions``: the selected items'
+    positions in ``d_in`` written to ``positions`` too."""
     in_type, count_type = np.dtype(in_dtype), np.dtype(count_dtype)
     # (tile positions as unsigned: Numba adds a negative-index fix-up to each signed index)
     index = np.uint32 if count_type.itemsize == 4 else np.uint64
@@ -79,7 +80,7 @@ def _select_kernel(predicate, in_dtype, flag_dtype, count_dtype, partition, thre
     prefix = tile_prefix(coop.ops.add, count_type)
     zero = count_type.type(0)
 
-    def select_kernel(d_in, flags, d_out, count, n, status, aggregates, inclusives, epoch):
+    def select_kernel(d_in, flags, d_out, positions, count, n, status, aggregates, inclusives, epoch):
         temp = cuda.shared.array(temp_bytes, np.uint8, alignment=16)
         compacted = temp.view(in_type)
         tile_slot = cuda.shared.array(1, np.int32)
@@ -129,6 +130,8 @@ def _select_kernel(predicate, in_dtype, flag_dtype, count_dtype, partition, thre
         for i in range(n_items):
             if chosen[i]:
                 compacted[position] = items[i]
+                if with_positions:
+                    positions[start + position] = base + first + i
                 position += index(1)
             elif partition and (valid == tile_size or first + i < valid):
                 # rejected: the (base + first + i - start - position)-th rejected item so far
@@ -162,15 +165,22 @@ def _differs(equality, dtype):
     return cuda.jit(device=True)(differs)
 
 
-def _select(function, d_in, flags, d_out, predicate, partition, d_num_selected_out, stream, equality=None):
+def _select(function, d_in, flags, d_out, predicate, partition, d_num_selected_out, stream, equality=None,
+            names=("d_out", "d_num_selected_out"), positions_of=None, after=None):
+    """The number selected (None with ``d_num_selected_out``). ``names``: the caller's
+    names of ``d_out`` and ``d_num_selected_out``; ``positions_of(n, stream)``: a device
+    array for the selected items' positions in ``d_in``, written with them;
+    ``after(n, count, positions, stream)``: launches that follow the select's (given
+    items), before the count is read."""
+    out_name, count_name = names
     d_in = device_array(function, "d_in", d_in)
-    d_out = device_array(function, "d_out", d_out)
+    d_out = device_array(function, out_name, d_out)
     n = d_in.size
     differs = None
-    if function == "unique":
-        if is_same_memory(function, "d_out", d_out, "d_in", d_in):
-            raise ArgumentValueError(f"coop.device.{function}: d_out is d_in itself: the items are compared with "
-                                     "the ones before them, which must stay as they are (give another array)")
+    if function in ("unique", "run_length_encode"):
+        if is_same_memory(function, out_name, d_out, "d_in", d_in):
+            raise ArgumentValueError(f"coop.device.{function}: {out_name} is d_in itself: the items are compared "
+                                     "with the ones before them, which must stay as they are (give another array)")
         if equality is not None:
             equality = device_operator(function, "equality", equality)
         differs = _differs(equality, d_in.dtype)
@@ -181,29 +191,35 @@ def _select(function, d_in, flags, d_out, predicate, partition, d_num_selected_o
             raise ArgumentTypeError(f"coop.device.{function}: flags must be of a bool or integer dtype, "
                                     f"got {flags.dtype}")
     if partition:
-        check_length(function, "d_out", d_out, n)
+        check_length(function, out_name, d_out, n)
     if d_out.dtype != d_in.dtype:
-        raise ArgumentTypeError(f"coop.device.{function}: d_out's dtype {d_out.dtype} differs from d_in's {d_in.dtype} "
-                                "(the selected items are copied as they are)")
+        raise ArgumentTypeError(f"coop.device.{function}: {out_name}'s dtype {d_out.dtype} differs from d_in's "
+                                f"{d_in.dtype} (the selected items are copied as they are)")
     if d_num_selected_out is not None:
-        count = device_array(function, "d_num_selected_out", d_num_selected_out)
-        check_length(function, "d_num_selected_out", count, 1)
+        count = device_array(function, count_name, d_num_selected_out)
+        check_length(function, count_name, count, 1)
         if count.dtype.kind not in "iu" or count.dtype.itemsize < (4 if n < 2**31 else 8):
-            raise ArgumentTypeError(f"coop.device.{function}: d_num_selected_out must be of an integer dtype of at "
+            raise ArgumentTypeError(f"coop.device.{function}: {count_name} must be of an integer dtype of at "
                                     f"least 32 bits (64 from 2^31 items on), got {count.dtype}")
     if predicate is not None:
         predicate = device_operator(function, "predicate", predicate)
     stream = launch_stream(stream)
     if d_num_selected_out is None:
         count = temporary("count", 1, np.int64, stream)
+    positions = positions_of(n, stream) if positions_of is not None and n else None
     if n:
         count_type = np.int32 if n < 2**31 else np.int64
         kernel, tile_size = _select_kernel(predicate, d_in.dtype, flags.dtype if flags is not None else None,
-                                           count_type, partition, differs=differs)
+                                           count_type, partition, differs=differs,
+                                           with_positions=positions is not None)
         tiles = -(-n // tile_size)
         states = TileStates(tiles, count_type, stream)
         flag_array = flags if flags is not None else d_in  # (unused without flags)
-        launch(kernel, tiles, THREADS, stream, d_in, flag_array, d_out, count, n, *states.arrays, states.epoch)
+        position_array = positions if positions is not None else count  # (unused without positions)
+        launch(kernel, tiles, THREADS, stream, d_in, flag_array, d_out, position_array, count, n, *states.arrays,
+               states.epoch)
+        if after is not None:
+            after(n, count, positions, stream)
     else:
         fill_zero(count, 1, stream)
     if d_num_selected_out is None:
@@ -341,6 +357,93 @@ def unique(d_in, d_out, equality=None, d_num_selected_out=None, stream=None, tem
         assert count == np.unique(x // 10).size
     """
     return _select("unique", d_in, None, d_out, None, False, d_num_selected_out, stream, equality)
+
+
+@functools.lru_cache(maxsize=None)
+def _run_lengths_kernel(length_dtype):
+    length_type = np.dtype(length_dtype).type
+
+    def run_lengths_kernel(heads, runs_count, n, lengths):
+        """Run ``j``'s length: where the next run starts (or ``n``) less where it starts."""
+        runs = runs_count[0]
+        for j in range(cuda.grid(1), runs, cuda.gridDim.x * cuda.blockDim.x):
+            end = heads[j + 1] if j + 1 < runs else n
+            lengths[j] = length_type(end - heads[j])
+
+    return cuda.jit(run_lengths_kernel)
+
+
+@documented
+@takes_temp_storage
+def run_length_encode(d_in, d_unique_out, d_counts_out, d_num_runs_out=None, stream=None, temp_storage=None):
+    """The runs of equal consecutive items of ``d_in``: each run's item to
+    ``d_unique_out`` and its length to ``d_counts_out``, in order (CUB
+    DeviceRunLengthEncode::Encode).
+
+    Parameters
+    ----------
+    d_in : device array
+        The items (as in ``coop.device.select``), compared with ``==`` (NaNs, never
+        equal, are each a run of one).
+    d_unique_out : device array
+        Of ``d_in``'s dtype, long enough for the runs (``d_in``'s length is always
+        enough), sharing no memory with ``d_in``: run ``j``'s item to ``d_unique_out[j]``.
+    d_counts_out : device array
+        Of an integer dtype, long enough for the runs: run ``j``'s length to
+        ``d_counts_out[j]``.
+    d_num_runs_out : device array, optional
+        Where the kernels write the number of runs, in its first item (CUB's
+        ``d_num_runs_out``; an integer dtype of at least 32 bits, 64 from 2^31 items
+        on). Given, the call returns ``None`` at once, without waiting for the GPU;
+        without it, the call waits and returns the number.
+    stream : stream, optional
+        {device_stream}
+    temp_storage : device array, optional
+        {device_temp_storage}
+
+    Returns
+    -------
+    int or None
+        The number of runs (the call waits for the GPU to read it), or ``None`` with
+        ``d_num_runs_out``.
+
+    Notes
+    -----
+    ``coop.device.unique``'s launch, which also writes where each run starts (to a
+    temporary), then a launch taking the differences of those starts.
+
+    Example
+    -------
+    The values of a sorted array and how often each occurs (NumPy's ``np.unique(x,
+    return_counts=True)``)::
+
+        import numpy as np
+        import coop
+        from numba import cuda
+
+        x = np.sort(np.random.default_rng(11).integers(0, 300, 5000)).astype(np.int32)
+        d_values, d_counts = cuda.device_array_like(x), cuda.device_array(x.size, np.int32)
+        runs = coop.device.run_length_encode(cuda.to_device(x), d_values, d_counts)
+        values, counts = np.unique(x, return_counts=True)
+        assert runs == values.size
+        assert (d_values.copy_to_host()[:runs] == values).all() and (d_counts.copy_to_host()[:runs] == counts).all()
+    """
+    function = "run_length_encode"
+    d_counts_out = device_array(function, "d_counts_out", d_counts_out)
+    if d_counts_out.dtype.kind not in "iu":
+        raise ArgumentTypeError(f"coop.device.{function}: d_counts_out must be of an integer dtype (run lengths), "
+                                f"got {d_counts_out.dtype}")
+    lengths_kernel = _run_lengths_kernel(d_counts_out.dtype)
+
+    def heads_of(n, stream):
+        return temporary(f"{function}.heads", n, np.int64, stream)
+
+    def lengths(n, count, heads, stream):
+        launch(lengths_kernel, min(resident_blocks(THREADS), -(-n // THREADS)), THREADS, stream, heads, count, n,
+               d_counts_out)
+
+    return _select(function, d_in, None, d_unique_out, None, False, d_num_runs_out, stream,
+                   names=("d_unique_out", "d_num_runs_out"), positions_of=heads_of, after=lengths)
 
 
 @documented

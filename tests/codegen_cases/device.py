@@ -74,8 +74,8 @@ def device_cases(name):
     for form, predicate, flags in (("select_flagged", None, np.bool_), ("partition", _nonzero, None)):
         kernel, _ = device["select"]._select_kernel(predicate, dtype, flags, np.int32, form == "partition")
         flag_array = _array(flags if flags is not None else dtype)  # (d_in where there are no flags)
-        case(f"device-{form}-{name}", _types_of(_array(dtype), flag_array, _array(dtype), _array(np.int64), 1,
-                                                *_tile_states(np.int32)))(kernel)
+        case(f"device-{form}-{name}", _types_of(_array(dtype), flag_array, _array(dtype), _array(np.int64),
+                                                _array(np.int64), 1, *_tile_states(np.int32)))(kernel)
     for left in (True, False):
         neighbours_kernel, difference_kernel, _ = device["adjacent_difference"]._kernels(None, dtype, dtype, left)
         side = "left" if left else "right"
@@ -88,10 +88,15 @@ def device_cases(name):
         kernel = device["find"]._search_kernel(device["find"].less, np.int64, upper)  # (the default)
         case(f"device-{'upper' if upper else 'lower'}_bound-{name}", _types_of(_array(dtype), 1, _array(dtype), 1,
                                                                               _array(np.int64)))(kernel)
-    kernel, _ = device["select"]._select_kernel(None, dtype, None, np.int32, False,
-                                                differs=device["select"]._differs(None, dtype))
-    case(f"device-unique-{name}", _types_of(_array(dtype), _array(dtype), _array(dtype), _array(np.int64), 1,
-                                            *_tile_states(np.int32)))(kernel)
+    for form, with_positions in (("unique", False), ("run_length_encode", True)):
+        kernel, _ = device["select"]._select_kernel(None, dtype, None, np.int32, False,
+                                                    differs=device["select"]._differs(None, dtype),
+                                                    with_positions=with_positions)
+        case(f"device-{form}-{name}", _types_of(_array(dtype), _array(dtype), _array(dtype), _array(np.int64),
+                                                _array(np.int64), 1, *_tile_states(np.int32)))(kernel)
+    if name == DEVICE_DTYPES[0]:  # (its items are positions: one case)
+        case("device-run_length_encode-lengths", _types_of(_array(np.int64), _array(np.int64), 1, _array(np.int32)))(
+            device["select"]._run_lengths_kernel(np.int32))
     if dtype.kind in "iuf":  # (histogram_even's samples)
         kernel, _, position_type = device["histogram"]._histogram_kernel(dtype, np.uint32, 10)
         case(f"device-histogram_even-{name}", _types_of(_array(dtype), 1, _array(np.uint32), _array(np.uint32),
