@@ -21,6 +21,11 @@
 //                         CUDA 13.0's CCCL 3.0 has no DeviceTopK, and then these rows are left out)
 //   top_k_keys_many       the same with k = n / 256
 //   top_k_pairs           DeviceTopK::MaxPairs, the float32 keys with uint32 values (the positions), k = 1024
+//   subtract_left         DeviceAdjacentDifference::SubtractLeftCopy, int32 (the items' differences)
+//   unique                DeviceSelect::Unique, int32 items i >> 4 (runs of 16), into another array
+//   run_length_encode     DeviceRunLengthEncode::Encode, the same items: each run's item and length (int32)
+//   lower_bound           DeviceFind::LowerBound (CCCL 3.1 on, else left out), the uint32 keys searched in
+//                         their sorted copy, int64 positions
 //
 //   nvcc -O3 -std=c++17 -arch=sm_90 -I$CCCL_INCLUDE benchmarks/cub_device.cu -o cub_device
 //   ./cub_device [LOG2N ...]     (sizes n = 2^LOG2N, LOG2N in [10, 30]; default 16 20 24 28)
@@ -31,13 +36,19 @@
 // seconds: per call (cub_timing.cuh: median of 20 after 3 warm-ups, events between back-to-back
 // calls); gitems: n / seconds * 1e-9 (Gkeys/s for the sorts); gbytes: nominal bytes read + written
 // (below, per algorithm) / seconds * 1e-9; check: the output of the last timed call against the host.
+#include <cub/device/device_adjacent_difference.cuh>
 #include <cub/device/device_histogram.cuh>
+#include <cub/device/device_run_length_encode.cuh>
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_reduce.cuh>
 #include <cub/device/device_scan.cuh>
 #include <cub/device/device_segmented_reduce.cuh>
 #include <cub/device/device_segmented_sort.cuh>
 #include <cub/device/device_select.cuh>
+#if __has_include(<cub/device/device_find.cuh>)
+#  include <cub/device/device_find.cuh>
+#  define HAVE_DEVICE_FIND 1
+#endif
 #if __has_include(<cub/device/device_topk.cuh>)
 #  include <cub/device/device_topk.cuh>
 #  define HAVE_DEVICE_TOPK 1
@@ -58,7 +69,7 @@
 
 constexpr int BINS = 256;
 constexpr int SEGMENT = 1024;
-constexpr int TOP_K = 1024;  // top_k_keys' and top_k_pairs' k
+[[maybe_unused]] constexpr int TOP_K = 1024;  // top_k_keys' and top_k_pairs' k
 
 struct IsEven {
   __host__ __device__ bool operator()(int x) const { return x % 2 == 0; }
@@ -350,6 +361,62 @@ template <bool PAIRS> static void run_top_k(const Input<float>& keys, const char
 }
 #endif
 
+static void run_subtract_left(const Input<int>& in) {
+  const int n = in.n();
+  DeviceArray<int> out(n);
+  const double s = time_cub([&](void* temp, size_t& bytes) {
+    return cub::DeviceAdjacentDifference::SubtractLeftCopy(temp, bytes, in.device.ptr, out.ptr, n);
+  });
+  std::vector<int> expected(n);
+  for (int i = 0; i < n; ++i) expected[i] = i == 0 ? in.host[0] : in.host[i] - in.host[i - 1];
+  report("subtract_left", "int32", n, s, 8.0 * n, out.to_host() == expected);
+}
+
+// unique's and run_length_encode's items: i >> 4, runs of 16 (device.py's runs_input)
+static std::vector<int> runs_input(int n) {
+  std::vector<int> x(n);
+  for (int i = 0; i < n; ++i) x[i] = i >> 4;
+  return x;
+}
+
+template <bool ENCODE> static void run_unique(int n) {
+  const Input<int> in(runs_input(n));
+  const int runs = (n + 15) / 16;
+  DeviceArray<int> out(n), counts(ENCODE ? n : 0), num(1);
+  const double s = time_cub([&](void* temp, size_t& bytes) {
+    if constexpr (ENCODE)
+      return cub::DeviceRunLengthEncode::Encode(temp, bytes, in.device.ptr, out.ptr, counts.ptr, num.ptr, n);
+    else return cub::DeviceSelect::Unique(temp, bytes, in.device.ptr, out.ptr, num.ptr, n);
+  });
+  bool ok = num.at(0) == runs;
+  const std::vector<int> got = out.to_host();
+  for (int j = 0; j < runs && ok; ++j) ok = got[j] == j;
+  if constexpr (ENCODE) {
+    const std::vector<int> lengths = counts.to_host();
+    for (int j = 0; j < runs && ok; ++j) ok = lengths[j] == std::min(16, n - 16 * j);
+  }
+  report(ENCODE ? "run_length_encode" : "unique", "int32", n, s, 4.0 * n + (ENCODE ? 8.0 : 4.0) * runs, ok);
+}
+
+#ifdef HAVE_DEVICE_FIND
+static void run_lower_bound(const Input<unsigned>& keys) {
+  const int n = keys.n();
+  std::vector<unsigned> sorted = keys.host;
+  std::sort(sorted.begin(), sorted.end());
+  const DeviceArray<unsigned> range(sorted);
+  DeviceArray<long long> out(n);
+  const double s = time_cub([&](void* temp, size_t& bytes) {
+    return cub::DeviceFind::LowerBound(temp, bytes, range.ptr, n, keys.device.ptr, n, out.ptr,
+                                       cuda::std::less<unsigned>{});
+  });
+  const std::vector<long long> got = out.to_host();
+  bool ok = true;
+  for (int i = 0; i < n && ok; ++i)
+    ok = got[i] == std::lower_bound(sorted.begin(), sorted.end(), keys.host[i]) - sorted.begin();
+  report("lower_bound", "uint32", n, s, 12.0 * n, ok);
+}
+#endif
+
 // CUB_DEVICE_ALGORITHMS=reduce_sum,inclusive_sum,... runs only those (radix_sort: both sorts)
 static bool wanted(const char* name) {
   const char* list = std::getenv("CUB_DEVICE_ALGORITHMS");
@@ -397,6 +464,16 @@ int main(int argc, char** argv) {
     if (wanted("segmented_reduce_sum")) run_segmented_reduce(in_ints);
     if (wanted("segmented_sort_keys")) run_segmented_sort(in_keys, "segmented_sort_keys", sort_offsets);
     if (wanted("segmented_sort_keys_power")) run_segmented_sort(in_keys, "segmented_sort_keys_power", power_law_offsets);
+    if (wanted("subtract_left")) run_subtract_left(in_ints);
+    if (wanted("unique")) run_unique<false>(n);
+    if (wanted("run_length_encode")) run_unique<true>(n);
+    if (wanted("lower_bound")) {
+#ifdef HAVE_DEVICE_FIND
+      run_lower_bound(in_keys);
+#else
+      std::fprintf(stderr, "these CUB headers have no DeviceFind (CCCL 3.1 on): no lower_bound rows\n");
+#endif
+    }
     if (wanted("top_k")) {
 #ifdef HAVE_DEVICE_TOPK
       if (wanted("top_k_keys")) run_top_k<false>(in_floats, "top_k_keys", TOP_K);

@@ -58,6 +58,15 @@ Algorithms (named as benchmarks/cub_device.cu names them, so that the rows pair 
   PyTorch's call also writes the int64 indices (it has no keys-only form). PyTorch is
   optional (skipped if it does not import).
 - top_k_keys_many: the same with k = n / 256.
+- subtract_left: ``coop.device.subtract_left(x, out)`` / ``cub::DeviceAdjacentDifference::SubtractLeftCopy``,
+  int32; no CuPy.
+- unique: ``coop.device.unique(runs, out, d_num_selected_out=count)`` / ``cub::DeviceSelect::Unique``, int32
+  items ``runs[i] = i >> 4`` (runs of 16: ``runs_input``, the same on the CUB side), out of place; no CuPy.
+- run_length_encode: ``coop.device.run_length_encode(runs, values, lengths, d_num_runs_out=count)`` /
+  ``cub::DeviceRunLengthEncode::Encode``, the same items, int32 lengths.
+- lower_bound: ``coop.device.lower_bound(sorted_keys, keys, positions)`` / ``cub::DeviceFind::LowerBound``
+  (CCCL 3.1 on: with CUDA 13.0's headers the CUB rows are left out), the uint32 keys searched in
+  their sorted copy, int64 positions; CuPy's ``cupy.searchsorted(sorted_keys, keys)``.
 - top_k_pairs: ``coop.device.top_k(x, out, 1024, positions, values_out)`` /
   ``cub::DeviceTopK::MaxPairs``, the values uint32 positions 0, 1, ..., n - 1; PyTorch's row is
   the keys' row's call (its indices are the positions).
@@ -147,6 +156,10 @@ ALGORITHMS = {
     "top_k_keys": (("float32",), lambda n, k: 4 * n + 4 * k),
     "top_k_keys_many": (("float32",), lambda n, k: 4 * n + 4 * k),
     "top_k_pairs": (("float32",), lambda n, k: 4 * n + 8 * k),
+    "subtract_left": (("int32",), lambda n, k: 8 * n),
+    "unique": (("int32",), lambda n, k: 4 * n + 4 * k),
+    "run_length_encode": (("int32",), lambda n, k: 4 * n + 8 * k),
+    "lower_bound": (("uint32",), lambda n, k: 12 * n),
 }
 SUMS = {"reduce_sum": "sum", "inclusive_sum": "inclusive_sum", "exclusive_sum": "exclusive_sum"}  # coop's names
 COPY = "_copy"  # the sorts' copies' algorithm: the sort's name and this
@@ -228,6 +241,11 @@ def power_law_offsets(n):
 SEGMENTED_SORT_OFFSETS = {"segmented_sort_keys": sort_offsets, "segmented_sort_keys_power": power_law_offsets}
 
 
+def runs_input(n):
+    """unique's and run_length_encode's items (the CUB side's): i >> 4, runs of 16."""
+    return (np.arange(n) >> 4).astype(np.int32)
+
+
 def top_k_of(algorithm, n):
     """The k of a top_k algorithm at ``n`` items (the CUB side's), else None."""
     if not algorithm.startswith("top_k"):
@@ -252,6 +270,15 @@ def expected_of(algorithm, x):
     if algorithm == "segmented_reduce_sum":
         segments = x.size // SEGMENT
         return x[:segments * SEGMENT].reshape(segments, SEGMENT).sum(axis=1, dtype=np.int64).astype(np.int32)
+    if algorithm == "subtract_left":
+        return np.concatenate((x[:1], np.diff(x))).astype(x.dtype)
+    if algorithm == "unique":
+        return np.arange(-(-x.size // 16), dtype=np.int32)
+    if algorithm == "run_length_encode":
+        runs = -(-x.size // 16)
+        return np.arange(runs, dtype=np.int32), np.minimum(16, x.size - 16 * np.arange(runs)).astype(np.int32)
+    if algorithm == "lower_bound":
+        return np.searchsorted(np.sort(x), x, side="left")
     k = top_k_of(algorithm, x.size)
     if k is not None:  # the k largest, sorted (whichever ties are taken, the keys are these)
         return np.sort(np.partition(x, x.size - k)[x.size - k:])
@@ -276,6 +303,8 @@ def check(algorithm, x, expected, got):
             seen = np.zeros(x.size, bool)
             seen[values] = True  # (n values, all seen: a permutation)
             ok = bool(seen.all()) and np.array_equal(x[values], keys)
+    elif algorithm == "run_length_encode":
+        ok = all(np.array_equal(g, e) for g, e in zip(got, expected))
     elif algorithm.startswith("top_k"):  # the keys as a multiset; values (if any) distinct positions of their keys
         keys, values = got if isinstance(got, tuple) else (got, None)
         ok = np.array_equal(np.sort(keys), expected)
@@ -335,7 +364,8 @@ def measure(impl, algorithm, x, expected, call, output, sim):
     ok = check(algorithm, x, expected, output())
     if not sim and n <= HOST_MAX_N and impl != "copy":
         host_us = host_us_per_call(call)
-    selected = expected.size if algorithm.startswith(("select", "top_k")) else 0
+    selected = (expected[0].size if algorithm == "run_length_encode"
+                else expected.size if algorithm.startswith(("select", "top_k", "unique")) else 0)
     nbytes = ALGORITHMS[algorithm.removesuffix(COPY)][1](n, selected)
     row = {"impl": impl, "algorithm": algorithm, "dtype": x.dtype.name, "n": n, "seconds": seconds,
            "gitems": n / seconds * 1e-9 if seconds else None, "gbytes": nbytes / seconds * 1e-9 if seconds else None,
@@ -437,6 +467,29 @@ def implementations(algorithm, x, d_x, cupy, torch=None):
         d_out = poisoned(np.int32, n // SEGMENT)
         yield ("coop", algorithm, lambda: coop.device.segmented_reduce(d_x, d_out, d_offsets, coop.ops.add, 0),
                d_out.copy_to_host)
+    elif algorithm == "subtract_left":
+        d_out = poisoned(x.dtype, n)
+        yield "coop", algorithm, lambda: coop.device.subtract_left(d_x, d_out), d_out.copy_to_host
+    elif algorithm in ("unique", "run_length_encode"):
+        d_runs, d_values, d_lengths = cuda.to_device(runs_input(n)), poisoned(np.int32, n), poisoned(np.int32, n)
+        d_count = poisoned(np.int64, 1)
+        if algorithm == "unique":
+            yield ("coop", algorithm, lambda: coop.device.unique(d_runs, d_values, d_num_selected_out=d_count),
+                   lambda: d_values.copy_to_host()[:int(d_count.copy_to_host()[0])])
+        else:
+            yield ("coop", algorithm,
+                   lambda: coop.device.run_length_encode(d_runs, d_values, d_lengths, d_num_runs_out=d_count),
+                   lambda: tuple(a.copy_to_host()[:int(d_count.copy_to_host()[0])] for a in (d_values, d_lengths)))
+    elif algorithm == "lower_bound":
+        d_sorted, d_positions = cuda.to_device(np.sort(x)), poisoned(np.int64, n)
+        yield "coop", algorithm, lambda: coop.device.lower_bound(d_sorted, d_x, d_positions), d_positions.copy_to_host
+        if cupy is not None:
+            c_sorted, c_x = cupy_view(cupy, d_sorted), cupy_view(cupy, d_x)
+
+            def cupy_search():
+                last[0] = cupy.searchsorted(c_sorted, c_x, side="left")
+
+            yield "cupy", algorithm, cupy_search, lambda: last[0].get()
     elif algorithm.startswith("top_k"):
         k = top_k_of(algorithm, n)
         d_out = poisoned(x.dtype, k)
