@@ -112,10 +112,17 @@ def compile_misuse(name):
 
 
 def main():
+    """``[--debug-probe | --share K/M]``: the probe, or every case and misuse (with
+    ``--share``, every M-th from the K-th: processes side by side share the work)."""
     if sys.argv[1:] == ["--debug-probe"]:
         print(json.dumps(compile_debug_probe()), flush=True)
         return 0
-    for name in CASES:
-        print(json.dumps({"kind": "case", "name": name, **compile_case(name)}), flush=True)
-    for name in MISUSES:
-        print(json.dumps({"kind": "misuse", "name": name, **compile_misuse(name)}), flush=True)
+    share, shares = 0, 1
+    if sys.argv[1:2] == ["--share"]:
+        share, shares = map(int, sys.argv[2].split("/"))
+    for k, name in enumerate(CASES):
+        if k % shares == share:
+            print(json.dumps({"kind": "case", "name": name, **compile_case(name)}), flush=True)
+    for k, name in enumerate(MISUSES):
+        if k % shares == share:
+            print(json.dumps({"kind": "misuse", "name": name, **compile_misuse(name)}), flush=True)

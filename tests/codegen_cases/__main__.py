@@ -1,5 +1,6 @@
-"""``python -m codegen_cases [--debug-probe]`` (from ``tests/``): the codegen cases compiled
-in this process, one JSON line each, as ``test_codegen.py`` runs them under the simulator."""
+"""``python -m codegen_cases [--debug-probe | --share K/M]`` (from ``tests/``): the codegen
+cases compiled in this process, one JSON line each, as ``test_codegen.py`` runs them under
+the simulator (in several processes side by side, each with its share)."""
 
 import sys
 
