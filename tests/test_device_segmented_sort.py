@@ -77,7 +77,8 @@ def test_keys_and_pairs(dtype, descending):
     offsets = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
     keys = keys_of(np.dtype(dtype), int(offsets[-1]) + 5, 17)  # (5 keys past the last segment)
     check_segmented_sort(keys, offsets, descending, with_values=True)
-    check_segmented_sort(keys, offsets, descending, with_values=False)
+    if ON_GPU or descending:  # (on the simulator, keys alone sorted descending only: CI's time)
+        check_segmented_sort(keys, offsets, descending, with_values=False)
 
 
 @pytest.mark.parametrize("with_values", [False, True])
