@@ -158,20 +158,11 @@ def subtract_right(d_in, d_out=None, op=None, stream=None, temp_storage=None):
 
     Parameters
     ----------
-    d_in : device array
-        The items, may be empty.
-        {device_array}
-    d_out : device array, optional
-        At least as long as ``d_in``: the differences, converted to its dtype. Default
-        None: written over ``d_in`` (in place; so may ``d_out`` be ``d_in`` itself).
+    d_in, d_out, stream, temp_storage : as in ``coop.device.subtract_left``
     op : operator, optional
         ``op(item, after)``, the difference of an item and the one after it. Default
         None: ``item - after``.
         {device_operator}
-    stream : stream, optional
-        {device_stream}
-    temp_storage : device array, optional
-        {device_temp_storage}
 
     Returns
     -------
