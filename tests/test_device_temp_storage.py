@@ -117,6 +117,9 @@ def _run_length_args(n):
     return (cuda.to_device(np.sort(_ints(n, 20, 0, 60))), d_values, d_counts), [d_values, d_counts]
 
 
+# the calls whose outputs are written as far as the count they return
+COUNTED = ("select", "select_flagged", "unique", "run_length_encode")
+
 CALLS = [
     ("reduce", _reduce_args), ("sum", _sum_args), ("inclusive_sum", _scan_args), ("exclusive_sum", _scan_args),
     ("inclusive_scan", _op_scan_args), ("exclusive_scan", _op_scan_args), ("inclusive_scan", _tuple_scan_args),
@@ -143,8 +146,7 @@ def test_callers_storage_gives_the_same_results(name, make):
         args, outputs = make(N)
         got_return = function(*args, temp_storage=storage)
         assert got_return == expected_return
-        selects = name in ("select", "select_flagged", "unique", "run_length_encode")
-        written = slice(got_return) if selects else slice(None)  # (past the count: unset)
+        written = slice(got_return) if name in COUNTED else slice(None)  # (past the count: unset)
         for out, want in zip(outputs, expected):
             assert_equal_exact(out.copy_to_host()[written], want[written], f"{name} with temp_storage")
         storage.copy_to_device(np.full(needed + 8, 0xFF, np.uint8))
