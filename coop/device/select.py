@@ -15,8 +15,9 @@ from the end of ``d_out`` backwards (CUB's DevicePartition::If: the selected in 
 order at the front, the rejected in reverse input order at the back). ``unique`` flags
 the items that differ from the one before them with ``coop.block.flag_heads`` (given the
 item before the tile), as CUB's DeviceSelect::Unique does with BlockDiscontinuity. The
-last tile's block writes the count: to the caller's ``d_num_selected_out``, or to a temporary the
-call then reads (waiting for the GPU) and returns.
+last tile's block writes the count: to the caller's ``d_num_selected_out``, or to a
+temporary the call then reads (waiting for the GPU) and returns. ``run_length_encode``
+is unique's launch writing each run's start too, then a launch of their differences.
 """
 
 import functools
