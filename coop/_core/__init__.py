@@ -23,7 +23,7 @@ here import one another without cycles (not even function-level imports):
 - ``specialize``: the ``primitive`` decorator (one implementation per primitive,
   specialised from argument types) and ``Signature``, the compile-time argument checks.
 - ``misuse``: link-time checks of array lengths (``size_check``).
-- ``arithmetic``: float16-safe ``difference`` / ``less`` and ``coop.ops``'s arithmetic.
+- ``arithmetic``: float16-safe ``difference`` / ``less`` / ``unequal`` and ``coop.ops``'s arithmetic.
 - ``shuffle``: warp shuffles of any supported value type. ``vector``: vector memory
   accesses (aligned 2- to 16-byte loads and stores of items).
 - ``items``: tiles of tuples: an items array or a tuple of items arrays, read and

@@ -1,5 +1,5 @@
 """Binary arithmetic as primitives, float16 computed through float32: ``coop.ops``'s
-arithmetic operators are made here, and the ``difference`` and ``less`` that primitives
+arithmetic operators are made here, and the ``difference``, ``less`` and ``unequal`` that primitives
 use internally. (Above ``specialize``, which these primitives are made with; the value
 types themselves are in ``values``, below it.)
 """
@@ -64,3 +64,6 @@ difference.__doc__ = "``a - b``, wrapping for integers as on the GPU."
 
 less = _through_float32("coop._core.arithmetic.less", lambda a, b: a < b, False)
 less.__doc__ = "``a < b``, comparing float16 values exactly through float32."
+
+unequal = _through_float32("coop._core.arithmetic.unequal", lambda a, b: a != b, False)
+unequal.__doc__ = "``a != b``, comparing float16 values exactly through float32."

@@ -27,6 +27,7 @@ from numba import cuda
 
 import coop
 from coop._core.backend import SIMULATOR
+from coop._core.arithmetic import unequal
 from coop._core.constants import without_dead_branches
 from coop._core.errors import ArgumentTypeError, ArgumentValueError
 from coop.device._host import (check_length, device_array, device_operator, documented, fill_zero, is_same_memory,
@@ -151,24 +152,24 @@ def _select_kernel(predicate, in_dtype, flag_dtype, count_dtype, partition, thre
 
 
 @functools.lru_cache(maxsize=None)
-def _differs(equality, dtype):
-    """``differs(a, b)``: not ``equality(a, b)``; by default ``a != b`` (float16 compared
-    through float32: Numba's float16 comparison is an out-of-line call)."""
-    if equality is not None:
-        def differs(a, b):
-            return not equality(a, b)
-    elif np.dtype(dtype) == np.float16:
-        def differs(a, b):
-            return np.float32(a) != np.float32(b)
-    else:
-        def differs(a, b):
-            return a != b
-    return cuda.jit(device=True)(differs)
+def _differs(equality):
+    """``differs(a, b)``: not ``equality(a, b)``; by default coop's ``unequal`` (which
+    compares float16 values through float32: Numba's float16 comparison is an
+    out-of-line call)."""
+    if equality is None:
+        return unequal
+
+    @cuda.jit(device=True)
+    def differs(a, b):
+        return not equality(a, b)
+
+    return differs
 
 
-def _select(function, d_in, flags, d_out, predicate, partition, d_num_selected_out, stream, equality=None,
-            names=("d_out", "d_num_selected_out"), positions_of=None, after=None):
-    """The number selected (None with ``d_num_selected_out``). ``names``: the caller's
+def _select(function, d_in, flags, d_out, predicate, partition, d_num_selected_out, stream, adjacent=False,
+            equality=None, names=("d_out", "d_num_selected_out"), positions_of=None, after=None):
+    """The number selected (None with ``d_num_selected_out``). ``adjacent``: items kept
+    where they differ (by ``equality``) from the one before (unique). ``names``: the caller's
     names of ``d_out`` and ``d_num_selected_out``; ``positions_of(n, stream)``: a device
     array for the selected items' positions in ``d_in``, written with them;
     ``after(n, count, positions, stream)``: launches that follow the select's (given
@@ -178,13 +179,13 @@ def _select(function, d_in, flags, d_out, predicate, partition, d_num_selected_o
     d_out = device_array(function, out_name, d_out)
     n = d_in.size
     differs = None
-    if function in ("unique", "run_length_encode"):
+    if adjacent:
         if is_same_memory(function, out_name, d_out, "d_in", d_in):
             raise ArgumentValueError(f"coop.device.{function}: {out_name} is d_in itself: the items are compared "
                                      "with the ones before them, which must stay as they are (give another array)")
         if equality is not None:
             equality = device_operator(function, "equality", equality)
-        differs = _differs(equality, d_in.dtype)
+        differs = _differs(equality)
     if flags is not None:
         flags = device_array(function, "flags", flags)
         check_length(function, "flags", flags, n)
@@ -357,7 +358,8 @@ def unique(d_in, d_out, equality=None, d_num_selected_out=None, stream=None, tem
         count = coop.device.unique(d_x, d_out, equality=lambda a, b: a // 10 == b // 10)
         assert count == np.unique(x // 10).size
     """
-    return _select("unique", d_in, None, d_out, None, False, d_num_selected_out, stream, equality)
+    return _select("unique", d_in, None, d_out, None, False, d_num_selected_out, stream, adjacent=True,
+                   equality=equality)
 
 
 @functools.lru_cache(maxsize=None)
@@ -443,7 +445,7 @@ def run_length_encode(d_in, d_unique_out, d_counts_out, d_num_runs_out=None, str
         launch(lengths_kernel, min(resident_blocks(THREADS), -(-n // THREADS)), THREADS, stream, heads, count, n,
                d_counts_out)
 
-    return _select(function, d_in, None, d_unique_out, None, False, d_num_runs_out, stream,
+    return _select(function, d_in, None, d_unique_out, None, False, d_num_runs_out, stream, adjacent=True,
                    names=("d_unique_out", "d_num_runs_out"), positions_of=heads_of, after=lengths)
 
 

@@ -126,12 +126,11 @@ def _kernels(key_dtype, value_dtype, largest):
         return base + cuda.popc(flags & np.uint32(lanes_below()))
 
     @cuda.jit(device=True)
-    def count_digit(counts, digit, flag):
-        """``digit`` counted in the shared ``counts`` where ``flag`` (a shared atomic a
-        key, as CUB's: aggregating a warp's lanes of one digit first, by a match, was
-        slower on an H200)."""
-        if flag:
-            cuda.atomic.add(counts, digit, 1)
+    def count_digits(tile_digits, counts):
+        """The tile's digits (``digits``: not counted) added to the shared ``counts``:
+        ``coop.block.histogram``'s "atomic", a shared atomic a key, as CUB's (aggregating a
+        warp's lanes of one digit first, by a match, was slower on an H200)."""
+        coop.block.histogram(tile_digits, counts, digits, threads=THREADS, items_per_thread=items, accumulate=True)
 
     @cuda.jit(device=True)
     def zeroed_counts(counts):
@@ -208,12 +207,15 @@ def _kernels(key_dtype, value_dtype, largest):
         temp = cuda.shared.array(scan_bytes, np.uint8, alignment=16)
         last = cuda.shared.array(1, np.int32)
         tile, ahead = cuda.local.array(items, key_type), cuda.local.array(items, key_type)
+        tile_digits = cuda.local.array(items, np.int32)
         first_tile(keys, keys, False, n, ahead)
         zeroed_counts(counts)
         for base in range(cuda.blockIdx.x * tile_size, n, cuda.gridDim.x * tile_size):
             tile_ahead(keys, keys, False, base, n, tile, ahead)
             for i in range(items):
-                count_digit(counts, best_first_digit(comparable(tile[i]), 0), base + cuda.threadIdx.x * items + i < n)
+                counted = base + cuda.threadIdx.x * items + i < n
+                tile_digits[i] = best_first_digit(comparable(tile[i]), 0) if counted else digits
+            count_digits(tile_digits, counts)
         count_into(counts, counters)
         if block_arrives(counters, digits, last):
             choose(counters, state, prefix, k, 0, temp)
@@ -234,6 +236,7 @@ def _kernels(key_dtype, value_dtype, largest):
         if candidates == 0:  # (all written by an earlier launch)
             return
         tile, ahead = cuda.local.array(items, key_type), cuda.local.array(items, key_type)
+        tile_digits = cuda.local.array(items, np.int32)
         all_wanted = candidates == wanted  # (then they are written with the selected, and the select ends)
         writes = all_wanted or candidates <= buffer_length
         buffered = state[BUFFERED] >= 0
@@ -265,8 +268,9 @@ def _kernels(key_dtype, value_dtype, largest):
                             out_keys[position] = key
                             if with_values:
                                 out_positions[position] = origin(buffered, in_positions, index)
-                if not all_wanted:
-                    count_digit(counts, best_first_digit(ordered, p), key_class == CANDIDATE)
+                tile_digits[i] = best_first_digit(ordered, p) if key_class == CANDIDATE else digits
+            if not all_wanted:
+                count_digits(tile_digits, counts)
         if not all_wanted:
             count_into(counts, counters)
         if block_arrives(counters, digits, last):
@@ -405,7 +409,8 @@ def top_k(d_keys, d_keys_out, k, d_values=None, d_values_out=None, largest=True,
             copy_items(d_values, d_values_out, n, stream)
         return
     value_dtype = None if d_values is None else d_values.dtype
-    count_kernel, filter_kernel, select_kernel, passes, digits, tile_size = _kernels(d_keys.dtype, value_dtype, bool(largest))
+    count_kernel, filter_kernel, select_kernel, passes, digits, tile_size = _kernels(d_keys.dtype, value_dtype,
+                                                                                     bool(largest))
     counters = zeroed_temporary("top_k.counters", digits + 1, np.uint32, stream)  # (and the blocks arrived)
     state = temporary("top_k.state", TIES + 1, np.int64, stream)
     prefix = temporary("top_k.prefix", 1, np.uint64, stream)

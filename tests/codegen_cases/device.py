@@ -90,7 +90,7 @@ def device_cases(name):
                                                                               _array(np.int64)))(kernel)
     for form, with_positions in (("unique", False), ("run_length_encode", True)):
         kernel, _ = device["select"]._select_kernel(None, dtype, None, np.int32, False,
-                                                    differs=device["select"]._differs(None, dtype),
+                                                    differs=device["select"]._differs(None),
                                                     with_positions=with_positions)
         case(f"device-{form}-{name}", _types_of(_array(dtype), _array(dtype), _array(dtype), _array(np.int64),
                                                 _array(np.int64), 1, *_tile_states(np.int32)))(kernel)
