@@ -57,3 +57,34 @@ def test_bad_input():
         coop.device.lower_bound(d_range, d_values, cuda.device_array(5, np.int8))
     with pytest.raises(TypeError, match=r"coop.device.upper_bound: d_values is a NumPy array in host memory"):
         coop.device.upper_bound(d_range, np.arange(5), cuda.device_array(5, np.int32))
+
+
+@pytest.mark.parametrize("seed", range(8 if ON_GPU else 2))
+def test_random_sizes_and_types(seed):
+    """Random dtypes, range and value counts (empty included), both bounds, against
+    searchsorted; and unique, run_length_encode and subtract_left of the same random
+    sorted data against NumPy."""
+    rng = np.random.default_rng(100 + seed)
+    for _ in range(6 if ON_GPU else 2):
+        dtype = rng.choice([np.int8, np.uint16, np.int32, np.int64, np.float32, np.float64])
+        m, n = (int(v) for v in rng.integers(0, 40_000 if ON_GPU else 700, 2))
+        sorted_range = np.sort(rng.integers(0, 100, m)).astype(dtype)
+        values = rng.integers(-5, 105, n).astype(dtype)
+        d_range, d_values = cuda.to_device(sorted_range), cuda.to_device(values)
+        d_out = cuda.device_array(max(n, 1), np.int64)
+        for function, side in ((coop.device.lower_bound, "left"), (coop.device.upper_bound, "right")):
+            function(d_range, d_values, d_out[:n])
+            assert_equal_exact(d_out.copy_to_host()[:n], np.searchsorted(sorted_range, values, side=side),
+                               f"{function.__name__}({np.dtype(dtype)}, m={m}, n={n})")
+        if m == 0:
+            continue
+        heads = np.flatnonzero(np.r_[True, sorted_range[1:] != sorted_range[:-1]])
+        d_unique, d_lengths = cuda.device_array(m, dtype), cuda.device_array(m, np.int64)
+        runs = coop.device.run_length_encode(d_range, d_unique, d_lengths)
+        assert runs == heads.size and coop.device.unique(d_range, d_unique) == heads.size
+        assert_equal_exact(d_unique.copy_to_host()[:runs], sorted_range[heads], f"unique({np.dtype(dtype)}, m={m})")
+        assert_equal_exact(d_lengths.copy_to_host()[:runs], np.diff(np.r_[heads, m]), "run lengths")
+        d_gaps = cuda.device_array(m, dtype)
+        coop.device.subtract_left(d_range, d_gaps)
+        assert_equal_exact(d_gaps.copy_to_host(), np.diff(sorted_range, prepend=sorted_range[:0].dtype.type(0)),
+                           f"subtract_left({np.dtype(dtype)}, m={m})")
