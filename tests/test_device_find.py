@@ -74,7 +74,7 @@ def test_random_sizes_and_types(seed):
         d_out = cuda.device_array(max(n, 1), np.int64)
         for function, side in ((coop.device.lower_bound, "left"), (coop.device.upper_bound, "right")):
             function(d_range, d_values, d_out[:n])
-            assert_equal_exact(d_out.copy_to_host()[:n], np.searchsorted(sorted_range, values, side=side),
+            assert_equal_exact(d_out[:n].copy_to_host(), np.searchsorted(sorted_range, values, side=side),
                                f"{function.__name__}({np.dtype(dtype)}, m={m}, n={n})")
         if m == 0:
             continue
@@ -82,8 +82,8 @@ def test_random_sizes_and_types(seed):
         d_unique, d_lengths = cuda.device_array(m, dtype), cuda.device_array(m, np.int64)
         runs = coop.device.run_length_encode(d_range, d_unique, d_lengths)
         assert runs == heads.size and coop.device.unique(d_range, d_unique) == heads.size
-        assert_equal_exact(d_unique.copy_to_host()[:runs], sorted_range[heads], f"unique({np.dtype(dtype)}, m={m})")
-        assert_equal_exact(d_lengths.copy_to_host()[:runs], np.diff(np.r_[heads, m]), "run lengths")
+        assert_equal_exact(d_unique[:runs].copy_to_host(), sorted_range[heads], f"unique({np.dtype(dtype)}, m={m})")
+        assert_equal_exact(d_lengths[:runs].copy_to_host(), np.diff(np.r_[heads, m]), "run lengths")
         d_gaps = cuda.device_array(m, dtype)
         coop.device.subtract_left(d_range, d_gaps)
         assert_equal_exact(d_gaps.copy_to_host(), np.diff(sorted_range, prepend=sorted_range[:0].dtype.type(0)),
