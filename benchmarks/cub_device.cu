@@ -24,6 +24,8 @@
 //   subtract_left         DeviceAdjacentDifference::SubtractLeftCopy, int32 (the items' differences)
 //   unique                DeviceSelect::Unique, int32 items i >> 4 (runs of 16), into another array
 //   run_length_encode     DeviceRunLengthEncode::Encode, the same items: each run's item and length (int32)
+//   unique_by_key         DeviceSelect::UniqueByKey, unique's items as keys, int32 values i
+//   three_way_partition   DevicePartition::If (three-way), the int32 items: x < 2 first, x < 6 second
 //   lower_bound           DeviceFind::LowerBound (CCCL 3.1 on, else left out), the uint32 keys searched in
 //                         their sorted copy, int64 positions
 //
@@ -38,6 +40,7 @@
 // (below, per algorithm) / seconds * 1e-9; check: the output of the last timed call against the host.
 #include <cub/device/device_adjacent_difference.cuh>
 #include <cub/device/device_histogram.cuh>
+#include <cub/device/device_partition.cuh>
 #include <cub/device/device_run_length_encode.cuh>
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_reduce.cuh>
@@ -398,6 +401,44 @@ template <bool ENCODE> static void run_unique(int n) {
   report(ENCODE ? "run_length_encode" : "unique", "int32", n, s, 4.0 * n + (ENCODE ? 8.0 : 4.0) * runs, ok);
 }
 
+static void run_unique_by_key(int n) {
+  const Input<int> keys(runs_input(n));
+  std::vector<int> positions(n);
+  std::iota(positions.begin(), positions.end(), 0);
+  const DeviceArray<int> values(positions);
+  const int runs = (n + 15) / 16;
+  DeviceArray<int> keys_out(n), values_out(n), num(1);
+  const double s = time_cub([&](void* temp, size_t& bytes) {
+    return cub::DeviceSelect::UniqueByKey(temp, bytes, keys.device.ptr, values.ptr, keys_out.ptr, values_out.ptr,
+                                          num.ptr, n);
+  });
+  bool ok = num.at(0) == runs;
+  const std::vector<int> got_keys = keys_out.to_host(), got_values = values_out.to_host();
+  for (int j = 0; j < runs && ok; ++j) ok = got_keys[j] == j && got_values[j] == 16 * j;
+  report("unique_by_key", "int32", n, s, 8.0 * n + 8.0 * runs, ok);
+}
+
+struct Below {
+  int bound;
+  __host__ __device__ bool operator()(int v) const { return v < bound; }
+};
+
+static void run_three_way_partition(const Input<int>& in) {
+  const int n = in.n();
+  DeviceArray<int> first(n), second(n), unselected(n), num(2);
+  const double s = time_cub([&](void* temp, size_t& bytes) {
+    return cub::DevicePartition::If(temp, bytes, in.device.ptr, first.ptr, second.ptr, unselected.ptr,
+                                            num.ptr, n, Below{2}, Below{6});
+  });
+  std::vector<int> parts[3];
+  for (int v : in.host) parts[v < 2 ? 0 : v < 6 ? 1 : 2].push_back(v);
+  const std::vector<int> sizes = {num.at(0), num.at(1)};
+  bool ok = sizes[0] == int(parts[0].size()) && sizes[1] == int(parts[1].size());
+  const std::vector<int> got[3] = {first.to_host(), second.to_host(), unselected.to_host()};
+  for (int p = 0; p < 3 && ok; ++p) ok = std::equal(parts[p].begin(), parts[p].end(), got[p].begin());
+  report("three_way_partition", "int32", n, s, 8.0 * n, ok);
+}
+
 #ifdef HAVE_DEVICE_FIND
 static void run_lower_bound(const Input<unsigned>& keys) {
   const int n = keys.n();
@@ -467,6 +508,8 @@ int main(int argc, char** argv) {
     if (wanted("subtract_left")) run_subtract_left(in_ints);
     if (wanted("unique")) run_unique<false>(n);
     if (wanted("run_length_encode")) run_unique<true>(n);
+    if (wanted("unique_by_key")) run_unique_by_key(n);
+    if (wanted("three_way_partition")) run_three_way_partition(in_ints);
     if (wanted("lower_bound")) {
 #ifdef HAVE_DEVICE_FIND
       run_lower_bound(in_keys);

@@ -67,6 +67,11 @@ Algorithms (named as benchmarks/cub_device.cu names them, so that the rows pair 
 - lower_bound: ``coop.device.lower_bound(sorted_keys, keys, positions)`` / ``cub::DeviceFind::LowerBound``
   (CCCL 3.1 on: with CUDA 13.0's headers the CUB rows are left out), the uint32 keys searched in
   their sorted copy, int64 positions; CuPy's ``cupy.searchsorted(sorted_keys, keys)``.
+- unique_by_key: ``coop.device.unique_by_key(runs, values, keys_out, values_out, d_num_selected_out=count)``
+  / ``cub::DeviceSelect::UniqueByKey``, unique's items as keys, int32 values ``i``.
+- three_way_partition: ``coop.device.three_way_partition(x, first, second, unselected, v < 2, v < 6,
+  d_num_selected_out=counts)`` / ``cub::DevicePartition::If`` (three-way), the int32 items (in [0, 8):
+  a quarter, a half, a quarter).
 - top_k_pairs: ``coop.device.top_k(x, out, 1024, positions, values_out)`` /
   ``cub::DeviceTopK::MaxPairs``, the values uint32 positions 0, 1, ..., n - 1; PyTorch's row is
   the keys' row's call (its indices are the positions).
@@ -160,6 +165,8 @@ ALGORITHMS = {
     "unique": (("int32",), lambda n, k: 4 * n + 4 * k),
     "run_length_encode": (("int32",), lambda n, k: 4 * n + 8 * k),
     "lower_bound": (("uint32",), lambda n, k: 12 * n),
+    "unique_by_key": (("int32",), lambda n, k: 8 * n + 8 * k),
+    "three_way_partition": (("int32",), lambda n, k: 8 * n),
 }
 SUMS = {"reduce_sum": "sum", "inclusive_sum": "inclusive_sum", "exclusive_sum": "exclusive_sum"}  # coop's names
 COPY = "_copy"  # the sorts' copies' algorithm: the sort's name and this
@@ -279,6 +286,11 @@ def expected_of(algorithm, x):
         return np.arange(runs, dtype=np.int32), np.minimum(16, x.size - 16 * np.arange(runs)).astype(np.int32)
     if algorithm == "lower_bound":
         return np.searchsorted(np.sort(x), x, side="left")
+    if algorithm == "unique_by_key":  # (the first of each run of 16: its values 16 j)
+        runs = -(-x.size // 16)
+        return np.arange(runs, dtype=np.int32), 16 * np.arange(runs, dtype=np.int32)
+    if algorithm == "three_way_partition":
+        return x[x < 2], x[(x >= 2) & (x < 6)], x[x >= 6]
     k = top_k_of(algorithm, x.size)
     if k is not None:  # the k largest, sorted (whichever ties are taken, the keys are these)
         return np.sort(np.partition(x, x.size - k)[x.size - k:])
@@ -303,8 +315,8 @@ def check(algorithm, x, expected, got):
             seen = np.zeros(x.size, bool)
             seen[values] = True  # (n values, all seen: a permutation)
             ok = bool(seen.all()) and np.array_equal(x[values], keys)
-    elif algorithm == "run_length_encode":
-        ok = all(np.array_equal(g, e) for g, e in zip(got, expected))
+    elif algorithm in ("run_length_encode", "unique_by_key", "three_way_partition"):
+        ok = len(got) == len(expected) and all(np.array_equal(g, e) for g, e in zip(got, expected))
     elif algorithm.startswith("top_k"):  # the keys as a multiset; values (if any) distinct positions of their keys
         keys, values = got if isinstance(got, tuple) else (got, None)
         ok = np.array_equal(np.sort(keys), expected)
@@ -364,7 +376,7 @@ def measure(impl, algorithm, x, expected, call, output, sim):
     ok = check(algorithm, x, expected, output())
     if not sim and n <= HOST_MAX_N and impl != "copy":
         host_us = host_us_per_call(call)
-    selected = (expected[0].size if algorithm == "run_length_encode"
+    selected = (expected[0].size if algorithm in ("run_length_encode", "unique_by_key")
                 else expected.size if algorithm.startswith(("select", "top_k", "unique")) else 0)
     nbytes = ALGORITHMS[algorithm.removesuffix(COPY)][1](n, selected)
     row = {"impl": impl, "algorithm": algorithm, "dtype": x.dtype.name, "n": n, "seconds": seconds,
@@ -470,6 +482,22 @@ def implementations(algorithm, x, d_x, cupy, torch=None):
     elif algorithm == "subtract_left":
         d_out = poisoned(x.dtype, n)
         yield "coop", algorithm, lambda: coop.device.subtract_left(d_x, d_out), d_out.copy_to_host
+    elif algorithm == "unique_by_key":
+        d_runs, d_values = cuda.to_device(runs_input(n)), cuda.to_device(np.arange(n, dtype=np.int32))
+        d_keys_out, d_values_out, d_count = poisoned(np.int32, n), poisoned(np.int32, n), poisoned(np.int64, 1)
+        yield ("coop", algorithm,
+               lambda: coop.device.unique_by_key(d_runs, d_values, d_keys_out, d_values_out, d_num_selected_out=d_count),
+               lambda: tuple(a.copy_to_host()[:int(d_count.copy_to_host()[0])] for a in (d_keys_out, d_values_out)))
+    elif algorithm == "three_way_partition":
+        parts, d_counts = [poisoned(x.dtype, n) for _ in range(3)], poisoned(np.int64, 2)
+
+        def parts_written():
+            first, second = (int(v) for v in d_counts.copy_to_host())
+            return tuple(part.copy_to_host()[:size] for part, size in zip(parts, (first, second, n - first - second)))
+
+        yield ("coop", algorithm,
+               lambda: coop.device.three_way_partition(d_x, *parts, lambda v: v < 2, lambda v: v < 6,
+                                                       d_num_selected_out=d_counts), parts_written)
     elif algorithm in ("unique", "run_length_encode"):
         d_runs, d_values, d_lengths = cuda.to_device(runs_input(n)), poisoned(np.int32, n), poisoned(np.int32, n)
         d_count = poisoned(np.int64, 1)

@@ -323,6 +323,84 @@ def test_unique_by_an_equality_and_nans():
         coop.device.unique(d_x, d_x)
 
 
+@pytest.mark.parametrize("n", SIZES)
+@pytest.mark.parametrize("dtype", (np.int8, np.uint16, np.float16, np.float64, np.int64), ids=dtype_id)
+def test_three_way_partition(dtype, n):
+    x = np.random.default_rng(n + 5).integers(0, 100, n).astype(dtype)
+    first, second = x < 10, (x >= 10) & (x < 60)
+    parts = [x[first], x[second], x[~first & ~second]]
+    d_x = cuda.to_device(x)
+    outs = [cuda.to_device(np.full(n + 1, 101, dtype)) for _ in range(3)]
+    counts = coop.device.three_way_partition(d_x, *outs, lambda v: v < 10, lambda v: v < 60)
+    assert counts == (parts[0].size, parts[1].size), f"three_way_partition({np.dtype(dtype)}, n={n}): {counts}"
+    for name, out, part in zip(("first part", "second part", "unselected"), outs, parts):
+        got = out.copy_to_host()
+        assert_equal_exact(got[:part.size], part, name)
+        assert (got[part.size:] == 101).all(), f"{name}: written past its items"
+    d_counts = cuda.to_device(np.full(3, -1, np.int32))
+    everything = [cuda.device_array(n + 1, dtype) for _ in range(3)]
+    assert coop.device.three_way_partition(d_x, *everything, lambda v: v >= 0, lambda v: v < 60,
+                                           d_num_selected_out=d_counts) is None  # (all in the first part)
+    assert_equal_exact(d_counts.copy_to_host(), np.array([n, 0, -1], np.int32), "the device counts")
+    assert_equal_exact(everything[0][:n].copy_to_host(), x, "everything in the first part")
+
+
+def test_three_way_partition_bad_input():
+    d_x = cuda.to_device(np.arange(10, dtype=np.int32))
+    outs = [cuda.device_array(10, np.int32) for _ in range(3)]
+    yes, no = (lambda v: v > 3), (lambda v: v < 7)
+    with pytest.raises(TypeError, match=r"coop.device.three_way_partition: d_second_part_out's dtype int64 differs "
+                                        r"from d_in's int32"):
+        coop.device.three_way_partition(d_x, outs[0], cuda.device_array(10, np.int64), outs[2], yes, no)
+    with pytest.raises(ValueError, match=r"coop.device.three_way_partition: d_unselected_out is d_first_part_out"):
+        coop.device.three_way_partition(d_x, outs[0], outs[1], outs[0], yes, no)
+    with pytest.raises(ValueError, match=r"coop.device.three_way_partition: d_first_part_out is d_in"):
+        coop.device.three_way_partition(d_x, d_x, outs[1], outs[2], yes, no)
+    with pytest.raises(ValueError, match=r"coop.device.three_way_partition: d_num_selected_out is too short: 1 "
+                                         r"items, 2 needed"):
+        coop.device.three_way_partition(d_x, *outs, yes, no, d_num_selected_out=cuda.device_array(1, np.int64))
+    with pytest.raises(TypeError, match=r"coop.device.three_way_partition: select_second_part_op must be an "
+                                        r"operator"):
+        coop.device.three_way_partition(d_x, *outs, yes, 3)
+
+
+@pytest.mark.parametrize("n", SIZES)
+@pytest.mark.parametrize("keys, values", [(np.int8, np.float64), (np.float32, np.int16), (np.uint64, np.complex64),
+                                          (np.bool_, np.int32)], ids=lambda d: np.dtype(d).name)
+def test_unique_by_key(keys, values, n):
+    x = runs_of(keys, n, n + 6)
+    v = np.random.default_rng(n).permutation(n).astype(values)
+    heads = np.flatnonzero(np.r_[True, x[1:] != x[:-1]]) if n else np.zeros(0, np.int64)
+    d_keys, d_values = cuda.to_device(np.zeros(n + 1, keys)), cuda.to_device(np.zeros(n + 1, values))
+    count = coop.device.unique_by_key(cuda.to_device(x), cuda.to_device(v), d_keys, d_values)
+    assert count == heads.size, f"unique_by_key({np.dtype(keys)}, n={n}): {count} kept, {heads.size} expected"
+    assert_equal_exact(d_keys[:count].copy_to_host(), x[heads], "unique_by_key's keys")
+    got = d_values.copy_to_host()
+    assert_equal_exact(got[:count], v[heads], "unique_by_key's values")
+    assert (got[count:] == 0).all(), "values written past the kept keys"
+    if keys == np.int8:  # (an equality: runs of keys by their halves)
+        d_count = cuda.to_device(np.full(1, -1, np.int64))
+        halves = np.flatnonzero(np.r_[True, x[1:] // 2 != x[:-1] // 2]) if n else np.zeros(0, np.int64)
+        assert coop.device.unique_by_key(cuda.to_device(x), cuda.to_device(v), d_keys, d_values,
+                                         equality=lambda a, b: a // 2 == b // 2, d_num_selected_out=d_count) is None
+        assert int(d_count.copy_to_host()[0]) == halves.size
+        assert_equal_exact(d_values[:halves.size].copy_to_host(), v[halves], "values of runs by an equality")
+
+
+def test_unique_by_key_bad_input():
+    d_x, d_v = cuda.to_device(np.arange(10, dtype=np.int32)), cuda.to_device(np.arange(10, dtype=np.float32))
+    out, out_v = cuda.device_array(10, np.int32), cuda.device_array(10, np.float32)
+    with pytest.raises(ValueError, match=r"coop.device.unique_by_key: d_values_in is too short: 9 items, 10 needed"):
+        coop.device.unique_by_key(d_x, d_v[:9], out, out_v)
+    with pytest.raises(TypeError, match=r"coop.device.unique_by_key: d_values_out's dtype float64 differs from "
+                                        r"d_values_in's float32"):
+        coop.device.unique_by_key(d_x, d_v, out, cuda.device_array(10, np.float64))
+    with pytest.raises(ValueError, match=r"coop.device.unique_by_key: d_values_out is d_values_in itself"):
+        coop.device.unique_by_key(d_x, d_v, out, d_v)
+    with pytest.raises(ValueError, match=r"coop.device.unique_by_key: d_keys_out is d_keys_in itself"):
+        coop.device.unique_by_key(d_x, d_v, d_x, out_v)
+
+
 def test_select_bad_input():
     d_x = cuda.to_device(np.arange(10, dtype=np.int32))
     with pytest.raises(TypeError, match=r"coop.device.select: d_out's dtype int64 differs from d_in's int32"):

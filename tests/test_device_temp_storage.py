@@ -117,6 +117,17 @@ def _run_length_args(n):
     return (cuda.to_device(np.sort(_ints(n, 20, 0, 60))), d_values, d_counts), [d_values, d_counts]
 
 
+def _three_way_args(n):  # (outputs zeroed: each is written as far as its part's count)
+    outs = [cuda.to_device(np.zeros(n, np.int32)) for _ in range(3)]
+    return (cuda.to_device(_ints(n, 21, 0, 100)), *outs, lambda v: v < 20, lambda v: v < 70), outs
+
+
+def _unique_by_key_args(n):  # (outputs zeroed, as the three-way partition's)
+    d_keys, d_values = cuda.to_device(np.zeros(n, np.int32)), cuda.to_device(np.zeros(n, np.float64))
+    keys, values = np.sort(_ints(n, 22, 0, 60)), np.arange(n, dtype=np.float64)
+    return (cuda.to_device(keys), cuda.to_device(values), d_keys, d_values), [d_keys, d_values]
+
+
 # the calls whose outputs are written as far as the count they return
 COUNTED = ("select", "select_flagged", "unique", "run_length_encode")
 
@@ -128,7 +139,8 @@ CALLS = [
     ("radix_sort", _sort_bits_args), ("radix_sort", _sort_out_of_place_args),
     ("segmented_sort", _segmented_sort_args), ("subtract_left", _difference_args),
     ("subtract_right", _difference_args), ("lower_bound", _bound_args), ("upper_bound", _bound_args),
-    ("unique", _unique_args), ("run_length_encode", _run_length_args),
+    ("unique", _unique_args), ("run_length_encode", _run_length_args), ("three_way_partition", _three_way_args),
+    ("unique_by_key", _unique_by_key_args),
 ]
 
 

@@ -8,6 +8,10 @@ composing them.
 - ``select(d_in, d_out, predicate)``, ``select_flagged(d_in, flags, d_out)``,
   ``unique(d_in, d_out, equality=None)``, ``partition(d_in, d_out, predicate)``
   (DeviceSelect, DevicePartition): return the count.
+- ``unique_by_key(d_keys_in, d_values_in, d_keys_out, d_values_out, equality=None)``
+  (DeviceSelect::UniqueByKey) and ``three_way_partition(d_in, d_first_part_out,
+  d_second_part_out, d_unselected_out, select_first_part_op, select_second_part_op)``
+  (DevicePartition::If, three-way): return the count(s).
 - ``run_length_encode(d_in, d_unique_out, d_counts_out)`` (DeviceRunLengthEncode::Encode):
   returns the number of runs.
 - ``histogram_even(d_samples, d_histogram, bins, lower, upper)`` (DeviceHistogram).
@@ -48,7 +52,8 @@ from coop.device.reduce import reduce, sum  # noqa: A004
 from coop.device.scan import exclusive_scan, exclusive_sum, inclusive_scan, inclusive_sum
 from coop.device.histogram import histogram_even
 from coop.device.segmented_reduce import segmented_reduce
-from coop.device.select import partition, run_length_encode, select, select_flagged, unique
+from coop.device.select import (partition, run_length_encode, select, select_flagged, three_way_partition, unique,
+                                unique_by_key)
 from coop.device.radix_sort import radix_sort
 from coop.device.segmented_sort import segmented_sort
 from coop.device.top_k import top_k
@@ -57,8 +62,8 @@ from coop.device.find import lower_bound, upper_bound
 from coop._core.namespace import public_namespace
 
 __all__ = ["reduce", "sum", "inclusive_scan", "exclusive_scan", "inclusive_sum", "exclusive_sum", "select",
-           "select_flagged", "unique", "run_length_encode", "partition", "histogram_even", "segmented_reduce", "radix_sort", "segmented_sort",
-           "top_k", "subtract_left", "subtract_right", "lower_bound", "upper_bound", "temp_storage_bytes",
-           "lookback"]
+           "select_flagged", "unique", "unique_by_key", "run_length_encode", "partition", "three_way_partition",
+           "histogram_even", "segmented_reduce", "radix_sort", "segmented_sort", "top_k", "subtract_left",
+           "subtract_right", "lower_bound", "upper_bound", "temp_storage_bytes", "lookback"]
 
 public_namespace(__name__)

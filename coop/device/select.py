@@ -35,7 +35,8 @@ from coop.device._host import (check_length, device_array, device_operator, docu
 from coop.device._tiles import BLOCK_THREADS, items_per_thread, tile_loader
 from coop.device.lookback import TileStates, claim_tile, tile_prefix
 
-__all__ = ["select", "select_flagged", "unique", "run_length_encode", "partition"]
+__all__ = ["select", "select_flagged", "unique", "run_length_encode", "partition", "three_way_partition",
+           "unique_by_key"]
 
 THREADS = BLOCK_THREADS
 # Items per thread for 4-byte items, fewer for wider ones and no more for narrower ones
@@ -56,12 +57,16 @@ FLAGS_ALGORITHM = "vectorize"  # (one-byte flags: 16 to a 16-byte load, and no e
 @functools.lru_cache(maxsize=None)
 def _select_kernel(predicate, in_dtype, flag_dtype, count_dtype, partition, threads=THREADS, n_items=None,
                    items_algorithm=ITEMS_ALGORITHM, flags_algorithm=FLAGS_ALGORITHM, blocks_per_sm=False,
-                   differs=None, with_positions=False):
+                   differs=None, with_positions=False, second=None):
     """The kernel for items of ``in_dtype`` chosen by ``predicate``, or where
     ``differs(item before, item)`` (unique), or else by a flags array of
     ``flag_dtype``, counted in ``count_dtype``; ``with_positions``: the selected items'
-    positions in ``d_in`` written to ``positions`` too."""
+    positions in ``d_in`` written to ``positions`` too. ``second``: a three-way partition
+    (``d_out`` a tuple of three arrays): the items ``predicate`` rejects and ``second``
+    chooses are a second part, the rest unselected; both parts counted in one uint64
+    (``count_dtype``), the first in its low 32 bits."""
     in_type, count_type = np.dtype(in_dtype), np.dtype(count_dtype)
+    three_way = second is not None
     # (tile positions as unsigned: Numba adds a negative-index fix-up to each signed index)
     index = np.uint32 if count_type.itemsize == 4 else np.uint64
     by_neighbours = differs is not None
@@ -84,6 +89,10 @@ def _select_kernel(predicate, in_dtype, flag_dtype, count_dtype, partition, thre
     load_flags = tile_loader(threads, n_items, flags_algorithm)
     prefix = tile_prefix(coop.ops.add, count_type)
     zero = count_type.type(0)
+    # (three-way: an item of the first part counts 1, of the second 2^32; a part a byte)
+    first_part, second_part, low_half, half = ((count_type.type(1), count_type.type(1 << 32),
+                                                count_type.type(0xFFFFFFFF), count_type.type(32))
+                                               if three_way else (None,) * 4)
 
     def select_kernel(d_in, flags, d_out, positions, count, n, status, aggregates, inclusives, epoch):
         temp = cuda.shared.array(temp_bytes, np.uint8, alignment=16)
@@ -112,6 +121,18 @@ def _select_kernel(predicate, in_dtype, flag_dtype, count_dtype, partition, thre
         first = cuda.threadIdx.x * n_items  # (blocked: the thread's items' tile positions)
         selected = zero
         for i in range(n_items):
+            if three_way:
+                if not (valid == tile_size or first + i < valid):
+                    chosen[i] = 0
+                elif predicate(items[i]):
+                    chosen[i] = 1
+                    selected += first_part
+                elif second(items[i]):
+                    chosen[i] = 2
+                    selected += second_part
+                else:
+                    chosen[i] = 3
+                continue
             if flagged or by_neighbours:
                 keep = chosen[i] != 0
             else:
@@ -122,8 +143,19 @@ def _select_kernel(predicate, in_dtype, flag_dtype, count_dtype, partition, thre
         state = (status, aggregates, inclusives, tile, epoch, zero)
         before = coop.block.exclusive_sum(selected, prefix_op=prefix, prefix_state=state, threads=threads,
                                           temp_storage=temp)
-        # The tile's selected items are compacted in shared memory, then written with
-        # consecutive threads on consecutive items (CUB's two-phase scatter).
+        if three_way:
+            write_three_parts(items, chosen, d_out, count, n, base, valid, before, selected, compacted, tile_span)
+        else:
+            write_selected(items, chosen, d_out, positions, count, n, base, valid, before, selected, compacted,
+                           tile_span)
+
+    @cuda.jit(device=True)
+    def write_selected(items, chosen, d_out, positions, count, n, base, valid, before, selected, compacted,
+                       tile_span):
+        """The tile's selected items compacted in shared memory, then written with
+        consecutive threads on consecutive items (CUB's two-phase scatter); a partition's
+        rejected items written from the end of ``d_out`` backwards."""
+        first = cuda.threadIdx.x * n_items
         rank = cuda.threadIdx.x
         if rank == 0:
             tile_span[0] = before
@@ -150,6 +182,52 @@ def _select_kernel(predicate, in_dtype, flag_dtype, count_dtype, partition, thre
         if base + valid == n and rank == threads - 1:
             count[0] = end
 
+    @cuda.jit(device=True)
+    def write_three_parts(items, classes, outs, count, n, base, valid, before, selected, compacted, tile_span):
+        """A three-way partition's tile written out: its items put in shared memory by
+        part (first, second, unselected), then written coalesced to the three outputs
+        (CUB's three-way DevicePartition::If)."""
+        rank = cuda.threadIdx.x
+        if rank == 0:
+            tile_span[0] = before
+        if rank == threads - 1:
+            tile_span[1] = before + selected
+        cuda.syncthreads()
+        start, end = tile_span[0], tile_span[1]
+        first_start, second_start = start & low_half, start >> half
+        first_total, second_total = (end & low_half) - first_start, (end >> half) - second_start
+        # (the thread's places in the tile: of its first items of each part)
+        first_place = (before & low_half) - first_start
+        second_place = first_total + (before >> half) - second_start
+        unselected_place = (first_total + second_total + count_type.type(rank * n_items)
+                            - first_place - (second_place - first_total))
+        for i in range(n_items):
+            part = classes[i]
+            if part == 1:
+                compacted[first_place] = items[i]
+                first_place += first_part
+            elif part == 2:
+                compacted[second_place] = items[i]
+                second_place += first_part
+            elif part == 3:
+                compacted[unselected_place] = items[i]
+                unselected_place += first_part
+        cuda.syncthreads()
+        both = first_total + second_total
+        unselected_start = count_type.type(base) - first_start - second_start
+        for i in range(n_items):
+            slot = count_type.type(rank + i * threads)
+            if slot < first_total:
+                outs[0][first_start + slot] = compacted[slot]
+            elif slot < both:
+                outs[1][second_start + slot - first_total] = compacted[slot]
+            elif slot < count_type.type(valid):
+                outs[2][unselected_start + slot - both] = compacted[slot]
+        if base + valid == n and rank == threads - 1:
+            end_first, end_second = end & low_half, end >> half
+            count[0] = end_first
+            count[1] = end_second
+
     jit = cuda.jit if SIMULATOR or not blocks_per_sm else cuda.jit(launch_bounds=(threads, blocks_per_sm))
     return jit(without_dead_branches(select_kernel)), tile_size
 
@@ -170,21 +248,21 @@ def _differs(equality):
 
 
 def _select(function, d_in, flags, d_out, predicate, partition, d_num_selected_out, stream, adjacent=False,
-            equality=None, names=("d_out", "d_num_selected_out"), positions_of=None, after=None):
+            equality=None, names=("d_out", "d_num_selected_out"), positions_of=None, after=None, in_name="d_in"):
     """The number selected (None with ``d_num_selected_out``). ``adjacent``: items kept
     where they differ (by ``equality``) from the one before (unique). ``names``: the caller's
     names of ``d_out`` and ``d_num_selected_out``; ``positions_of(n, stream)``: a device
     array for the selected items' positions in ``d_in``, written with them;
     ``after(n, count, positions, stream)``: launches that follow the select's (given
-    items), before the count is read."""
+    items), before the count is read. ``in_name``: the caller's name of ``d_in``."""
     out_name, count_name = names
-    d_in = device_array(function, "d_in", d_in)
+    d_in = device_array(function, in_name, d_in)
     d_out = device_array(function, out_name, d_out)
     n = d_in.size
     differs = None
     if adjacent:
-        if is_same_memory(function, out_name, d_out, "d_in", d_in):
-            raise ArgumentValueError(f"coop.device.{function}: {out_name} is d_in itself: the items are compared "
+        if is_same_memory(function, out_name, d_out, in_name, d_in):
+            raise ArgumentValueError(f"coop.device.{function}: {out_name} is {in_name} itself: the items are compared "
                                      "with the ones before them, which must stay as they are (give another array)")
         if equality is not None:
             equality = device_operator(function, "equality", equality)
@@ -198,7 +276,7 @@ def _select(function, d_in, flags, d_out, predicate, partition, d_num_selected_o
     if partition:
         check_length(function, out_name, d_out, n)
     if d_out.dtype != d_in.dtype:
-        raise ArgumentTypeError(f"coop.device.{function}: {out_name}'s dtype {d_out.dtype} differs from d_in's "
+        raise ArgumentTypeError(f"coop.device.{function}: {out_name}'s dtype {d_out.dtype} differs from {in_name}'s "
                                 f"{d_in.dtype} (the selected items are copied as they are)")
     if d_num_selected_out is not None:
         count = device_array(function, count_name, d_num_selected_out)
@@ -365,6 +443,83 @@ def unique(d_in, d_out, equality=None, d_num_selected_out=None, stream=None, tem
                    equality=equality)
 
 
+@documented
+@takes_temp_storage
+def unique_by_key(d_keys_in, d_values_in, d_keys_out, d_values_out, equality=None, d_num_selected_out=None,
+                  stream=None, temp_storage=None):
+    """Copy the first key of each run of equal consecutive keys of ``d_keys_in``, and
+    its value, to the fronts of ``d_keys_out`` and ``d_values_out``, in order (CUB
+    DeviceSelect::UniqueByKey).
+
+    Parameters
+    ----------
+    d_keys_in : device array
+        The keys (as ``coop.device.unique``'s items).
+    d_values_in : device array
+        A value per key, of any dtype (as ``d_keys_in``'s).
+    d_keys_out, d_values_out : device arrays
+        Of the keys' and the values' dtypes, long enough for the kept keys (the input's
+        length is always enough), sharing no memory with the inputs.
+    equality, d_num_selected_out, stream, temp_storage : as in ``coop.device.unique``
+
+    Returns
+    -------
+    int or None
+        The number of keys kept (the call waits for the GPU to read it), or ``None``
+        with ``d_num_selected_out``.
+
+    Notes
+    -----
+    ``coop.device.unique``'s launch, which also writes the kept keys' positions (to a
+    temporary), then a launch copying the values at those positions.
+
+    Example
+    -------
+    The first event of each second, from events sorted by time::
+
+        import numpy as np
+        import coop
+        from numba import cuda
+
+        rng = np.random.default_rng(13)
+        seconds = np.sort(rng.integers(0, 400, 6000)).astype(np.int64)
+        events = rng.integers(0, 10**6, 6000).astype(np.int32)
+        d_seconds, d_events = cuda.device_array_like(seconds), cuda.device_array_like(events)
+        count = coop.device.unique_by_key(cuda.to_device(seconds), cuda.to_device(events), d_seconds, d_events)
+        _, first = np.unique(seconds, return_index=True)
+        assert (d_seconds.copy_to_host()[:count] == seconds[first]).all()
+        assert (d_events.copy_to_host()[:count] == events[first]).all()
+    """
+    function = "unique_by_key"
+    d_keys_in = device_array(function, "d_keys_in", d_keys_in)
+    d_values_in = device_array(function, "d_values_in", d_values_in)
+    d_values_out = device_array(function, "d_values_out", d_values_out)
+    check_length(function, "d_values_in", d_values_in, d_keys_in.size)
+    if d_values_out.dtype != d_values_in.dtype:
+        raise ArgumentTypeError(f"coop.device.{function}: d_values_out's dtype {d_values_out.dtype} differs from "
+                                f"d_values_in's {d_values_in.dtype} (the values are copied as they are)")
+    if is_same_memory(function, "d_values_out", d_values_out, "d_values_in", d_values_in):
+        raise ArgumentValueError(f"coop.device.{function}: d_values_out is d_values_in itself (give another array)")
+
+    def positions_of(n, stream):
+        return temporary(f"{function}.positions", n, np.int64, stream)
+
+    def copy_values(n, count, positions, stream):
+        launch(_gather_kernel, min(resident_blocks(THREADS), -(-n // THREADS)), THREADS, stream, d_values_in,
+               positions, count, d_values_out)
+
+    return _select(function, d_keys_in, None, d_keys_out, None, False, d_num_selected_out, stream, adjacent=True,
+                   equality=equality, names=("d_keys_out", "d_num_selected_out"), positions_of=positions_of,
+                   after=copy_values, in_name="d_keys_in")
+
+
+@cuda.jit
+def _gather_kernel(values, positions, count, out):
+    """``out[j] = values[positions[j]]`` for the first ``count[0]`` positions."""
+    for j in range(cuda.grid(1), count[0], cuda.gridDim.x * cuda.blockDim.x):
+        out[j] = values[positions[j]]
+
+
 @functools.lru_cache(maxsize=None)
 def _run_lengths_kernel(length_dtype):
     length_type = np.dtype(length_dtype).type
@@ -486,3 +641,100 @@ def partition(d_in, d_out, predicate, d_num_selected_out=None, stream=None, temp
         assert (out[:k] == x[x < 0]).all() and (out[k:][::-1] == x[x >= 0]).all()
     """
     return _select("partition", d_in, None, d_out, predicate, True, d_num_selected_out, stream)
+
+
+@documented
+@takes_temp_storage
+def three_way_partition(d_in, d_first_part_out, d_second_part_out, d_unselected_out, select_first_part_op,
+                        select_second_part_op, d_num_selected_out=None, stream=None, temp_storage=None):
+    """Split ``d_in`` three ways, each part in input order (CUB
+    DevicePartition::If, three-way): the items ``select_first_part_op`` chooses to
+    ``d_first_part_out``, of the rest those ``select_second_part_op`` chooses to
+    ``d_second_part_out``, and the others to ``d_unselected_out``.
+
+    Parameters
+    ----------
+    d_in : device array
+        The items (as in ``coop.device.select``), fewer than 2^31 of them.
+    d_first_part_out, d_second_part_out, d_unselected_out : device arrays
+        Of ``d_in``'s dtype, each long enough for its part (``d_in``'s length always is),
+        sharing no memory with ``d_in`` or each other.
+    select_first_part_op, select_second_part_op : function
+        ``op(item) -> bool`` (as ``coop.device.select``'s ``predicate``); the second is
+        asked only of the items the first rejects.
+    d_num_selected_out : device array, optional
+        Two items, of an integer dtype of at least 32 bits: the kernel writes the sizes
+        of the first and the second part there (the unselected are the rest). Given, the
+        call returns ``None`` at once, without waiting for the GPU; without it, the call
+        waits and returns the two sizes.
+    stream : stream, optional
+        {device_stream}
+    temp_storage : device array, optional
+        {device_temp_storage}
+
+    Returns
+    -------
+    tuple of two ints, or None
+        The sizes of the first and the second part (the call waits for the GPU to read
+        them), or ``None`` with ``d_num_selected_out``.
+
+    Notes
+    -----
+    One launch of ``coop.device.select``'s kernel, counting both parts at once (in the
+    low and high 32 bits of one 64-bit sum, hence fewer than 2^31 items) and writing
+    each tile's three parts from shared memory, coalesced.
+
+    Example
+    -------
+    Small, medium and large values, each in input order::
+
+        import numpy as np
+        import coop
+        from numba import cuda
+
+        x = np.random.default_rng(12).integers(0, 100, 5000).astype(np.int32)
+        d_small, d_medium, d_large = (cuda.device_array_like(x) for _ in range(3))
+        small, medium = coop.device.three_way_partition(cuda.to_device(x), d_small, d_medium, d_large,
+                                                        lambda v: v < 10, lambda v: v < 50)
+        assert (d_small.copy_to_host()[:small] == x[x < 10]).all()
+        assert (d_medium.copy_to_host()[:medium] == x[(x >= 10) & (x < 50)]).all()
+        assert (d_large.copy_to_host()[:x.size - small - medium] == x[x >= 50]).all()
+    """
+    function = "three_way_partition"
+    names = ("d_first_part_out", "d_second_part_out", "d_unselected_out")
+    d_in = device_array(function, "d_in", d_in)
+    outs = tuple(device_array(function, name, out)
+                 for name, out in zip(names, (d_first_part_out, d_second_part_out, d_unselected_out)))
+    n = d_in.size
+    if n >= 2**31:
+        raise ArgumentValueError(f"coop.device.{function}: d_in has {n:,} items; it takes fewer than 2^31 (both "
+                                 "parts are counted in one 64-bit sum)")
+    for i, (name, out) in enumerate(zip(names, outs)):
+        if out.dtype != d_in.dtype:
+            raise ArgumentTypeError(f"coop.device.{function}: {name}'s dtype {out.dtype} differs from d_in's "
+                                    f"{d_in.dtype} (the items are copied as they are)")
+        for other_name, other in ((("d_in", d_in),) + tuple(zip(names, outs))[:i]):
+            if is_same_memory(function, name, out, other_name, other):
+                raise ArgumentValueError(f"coop.device.{function}: {name} is {other_name} (give each part, and "
+                                         "the input, an array of its own)")
+    first = device_operator(function, "select_first_part_op", select_first_part_op)
+    second = device_operator(function, "select_second_part_op", select_second_part_op)
+    if d_num_selected_out is not None:
+        counts = device_array(function, "d_num_selected_out", d_num_selected_out)
+        check_length(function, "d_num_selected_out", counts, 2)
+        if counts.dtype.kind not in "iu" or counts.dtype.itemsize < 4:
+            raise ArgumentTypeError(f"coop.device.{function}: d_num_selected_out must be of an integer dtype of at "
+                                    f"least 32 bits, got {counts.dtype}")
+    stream = launch_stream(stream)
+    if d_num_selected_out is None:
+        counts = temporary(f"{function}.counts", 2, np.int64, stream)
+    if n:
+        kernel, tile_size = _select_kernel(first, d_in.dtype, None, np.uint64, False, second=second)
+        tiles = -(-n // tile_size)
+        states = TileStates(tiles, np.uint64, stream)
+        launch(kernel, tiles, THREADS, stream, d_in, d_in, outs, counts, counts, n, *states.arrays, states.epoch)
+    else:
+        fill_zero(counts, 2, stream)
+    if d_num_selected_out is None:
+        host = counts.copy_to_host(stream=stream)
+        return int(host[0]), int(host[min(1, host.size - 1)])  # (sizing's stand-in has one item: unused)

@@ -97,6 +97,12 @@ def device_cases(name):
     if name == DEVICE_DTYPES[0]:  # (its items are positions: one case)
         case("device-run_length_encode-lengths", _types_of(_array(np.int64), _array(np.int64), 1, _array(np.int32)))(
             device["select"]._run_lengths_kernel(np.int32))
+    case(f"device-unique_by_key-values-{name}", _types_of(_array(dtype), _array(np.int64), _array(np.int64),
+                                                          _array(dtype)))(device["select"]._gather_kernel)
+    kernel, _ = device["select"]._select_kernel(_nonzero, dtype, None, np.uint64, False, second=_nonzero)
+    three_parts = (_array(dtype),) * 3
+    case(f"device-three_way_partition-{name}", _types_of(_array(dtype), _array(dtype), three_parts, _array(np.int64),
+                                                         _array(np.int64), 1, *_tile_states(np.uint64)))(kernel)
     if dtype.kind in "iuf":  # (histogram_even's samples)
         kernel, _, position_type = device["histogram"]._histogram_kernel(dtype, np.uint32, 10)
         case(f"device-histogram_even-{name}", _types_of(_array(dtype), 1, _array(np.uint32), _array(np.uint32),
