@@ -26,6 +26,7 @@
 //   run_length_encode     DeviceRunLengthEncode::Encode, the same items: each run's item and length (int32)
 //   unique_by_key         DeviceSelect::UniqueByKey, unique's items as keys, int32 values i
 //   three_way_partition   DevicePartition::If (three-way), the int32 items: x < 2 first, x < 6 second
+//   inclusive_sum_by_key  DeviceScan::InclusiveSumByKey, unique's items as keys, the int32 items as values
 //   lower_bound           DeviceFind::LowerBound (CCCL 3.1 on, else left out), the uint32 keys searched in
 //                         their sorted copy, int64 positions
 //
@@ -418,6 +419,18 @@ static void run_unique_by_key(int n) {
   report("unique_by_key", "int32", n, s, 8.0 * n + 8.0 * runs, ok);
 }
 
+static void run_sum_by_key(const Input<int>& values) {
+  const int n = values.n();
+  const Input<int> keys(runs_input(n));
+  DeviceArray<int> out(n);
+  const double s = time_cub([&](void* temp, size_t& bytes) {
+    return cub::DeviceScan::InclusiveSumByKey(temp, bytes, keys.device.ptr, values.device.ptr, out.ptr, n);
+  });
+  std::vector<int> expected(n);
+  for (int i = 0; i < n; ++i) expected[i] = (i % 16 == 0 ? 0 : expected[i - 1]) + values.host[i];
+  report("inclusive_sum_by_key", "int32", n, s, 12.0 * n, out.to_host() == expected);
+}
+
 struct Below {
   int bound;
   __host__ __device__ bool operator()(int v) const { return v < bound; }
@@ -510,6 +523,7 @@ int main(int argc, char** argv) {
     if (wanted("run_length_encode")) run_unique<true>(n);
     if (wanted("unique_by_key")) run_unique_by_key(n);
     if (wanted("three_way_partition")) run_three_way_partition(in_ints);
+    if (wanted("inclusive_sum_by_key")) run_sum_by_key(in_ints);
     if (wanted("lower_bound")) {
 #ifdef HAVE_DEVICE_FIND
       run_lower_bound(in_keys);

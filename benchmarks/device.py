@@ -72,6 +72,8 @@ Algorithms (named as benchmarks/cub_device.cu names them, so that the rows pair 
 - three_way_partition: ``coop.device.three_way_partition(x, first, second, unselected, v < 2, v < 6,
   d_num_selected_out=counts)`` / ``cub::DevicePartition::If`` (three-way), the int32 items (in [0, 8):
   a quarter, a half, a quarter).
+- inclusive_sum_by_key: ``coop.device.inclusive_sum_by_key(runs, x, out)`` /
+  ``cub::DeviceScan::InclusiveSumByKey``, unique's items as keys (runs of 16), the int32 items as values.
 - top_k_pairs: ``coop.device.top_k(x, out, 1024, positions, values_out)`` /
   ``cub::DeviceTopK::MaxPairs``, the values uint32 positions 0, 1, ..., n - 1; PyTorch's row is
   the keys' row's call (its indices are the positions).
@@ -167,6 +169,7 @@ ALGORITHMS = {
     "lower_bound": (("uint32",), lambda n, k: 12 * n),
     "unique_by_key": (("int32",), lambda n, k: 8 * n + 8 * k),
     "three_way_partition": (("int32",), lambda n, k: 8 * n),
+    "inclusive_sum_by_key": (("int32",), lambda n, k: 12 * n),
 }
 SUMS = {"reduce_sum": "sum", "inclusive_sum": "inclusive_sum", "exclusive_sum": "exclusive_sum"}  # coop's names
 COPY = "_copy"  # the sorts' copies' algorithm: the sort's name and this
@@ -291,6 +294,10 @@ def expected_of(algorithm, x):
         return np.arange(runs, dtype=np.int32), 16 * np.arange(runs, dtype=np.int32)
     if algorithm == "three_way_partition":
         return x[x < 2], x[(x >= 2) & (x < 6)], x[x >= 6]
+    if algorithm == "inclusive_sum_by_key":  # (runs of 16: each run's running sums)
+        padded = np.zeros(-(-x.size // 16) * 16, np.int32)
+        padded[:x.size] = x
+        return np.cumsum(padded.reshape(-1, 16), axis=1, dtype=np.int32).ravel()[:x.size]
     k = top_k_of(algorithm, x.size)
     if k is not None:  # the k largest, sorted (whichever ties are taken, the keys are these)
         return np.sort(np.partition(x, x.size - k)[x.size - k:])
@@ -488,6 +495,9 @@ def implementations(algorithm, x, d_x, cupy, torch=None):
         yield ("coop", algorithm,
                lambda: coop.device.unique_by_key(d_runs, d_values, d_keys_out, d_values_out, d_num_selected_out=d_count),
                lambda: tuple(a.copy_to_host()[:int(d_count.copy_to_host()[0])] for a in (d_keys_out, d_values_out)))
+    elif algorithm == "inclusive_sum_by_key":
+        d_runs, d_out = cuda.to_device(runs_input(n)), poisoned(np.int32, n)
+        yield "coop", algorithm, lambda: coop.device.inclusive_sum_by_key(d_runs, d_x, d_out), d_out.copy_to_host
     elif algorithm == "three_way_partition":
         parts, d_counts = [poisoned(x.dtype, n) for _ in range(3)], poisoned(np.int64, 2)
 

@@ -3,6 +3,8 @@
 coop's own storage, also when the buffer held garbage between calls; a buffer too small
 is refused before any launch."""
 
+import operator
+
 import numpy as np
 import pytest
 
@@ -128,6 +130,17 @@ def _unique_by_key_args(n):  # (outputs zeroed, as the three-way partition's)
     return (cuda.to_device(keys), cuda.to_device(values), d_keys, d_values), [d_keys, d_values]
 
 
+def _scan_by_key_args(n):
+    d_out = cuda.device_array(n, np.int64)
+    keys = np.repeat(np.arange(n), _ints(n, 23, 1, 9))[:n]  # (runs of 1 to 8 keys)
+    return (cuda.to_device(keys), cuda.to_device(_ints(n, 24, -9, 9)), d_out, operator.add), [d_out]
+
+
+def _sum_by_key_args(n):
+    args, outputs = _scan_by_key_args(n)
+    return args[:3], outputs
+
+
 # the calls whose outputs are written as far as the count they return
 COUNTED = ("select", "select_flagged", "unique", "run_length_encode")
 
@@ -140,7 +153,8 @@ CALLS = [
     ("segmented_sort", _segmented_sort_args), ("subtract_left", _difference_args),
     ("subtract_right", _difference_args), ("lower_bound", _bound_args), ("upper_bound", _bound_args),
     ("unique", _unique_args), ("run_length_encode", _run_length_args), ("three_way_partition", _three_way_args),
-    ("unique_by_key", _unique_by_key_args),
+    ("unique_by_key", _unique_by_key_args), ("inclusive_scan_by_key", _scan_by_key_args),
+    ("exclusive_sum_by_key", _sum_by_key_args),
 ]
 
 

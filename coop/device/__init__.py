@@ -5,6 +5,9 @@ composing them.
 - ``reduce(d_in, d_out, op, initial)``, ``sum(d_in, d_out)`` (DeviceReduce).
 - ``inclusive_scan``, ``exclusive_scan(d_in, d_out, op, initial)``, ``inclusive_sum``,
   ``exclusive_sum(d_in, d_out)`` (DeviceScan): one pass, decoupled look-back.
+- ``inclusive_scan_by_key(d_keys, d_values, d_out, op, equality=None)``,
+  ``exclusive_scan_by_key(..., op, initial, ...)``, ``inclusive_sum_by_key``,
+  ``exclusive_sum_by_key`` (DeviceScan::*ByKey): scans starting again at each run of keys.
 - ``select(d_in, d_out, predicate)``, ``select_flagged(d_in, flags, d_out)``,
   ``unique(d_in, d_out, equality=None)``, ``partition(d_in, d_out, predicate)``
   (DeviceSelect, DevicePartition): return the count.
@@ -50,6 +53,8 @@ from coop.device import lookback
 from coop.device._host import temp_storage_bytes
 from coop.device.reduce import reduce, sum  # noqa: A004
 from coop.device.scan import exclusive_scan, exclusive_sum, inclusive_scan, inclusive_sum
+from coop.device.scan_by_key import (exclusive_scan_by_key, exclusive_sum_by_key, inclusive_scan_by_key,
+                                     inclusive_sum_by_key)
 from coop.device.histogram import histogram_even
 from coop.device.segmented_reduce import segmented_reduce
 from coop.device.select import (partition, run_length_encode, select, select_flagged, three_way_partition, unique,
@@ -61,7 +66,8 @@ from coop.device.adjacent_difference import subtract_left, subtract_right
 from coop.device.find import lower_bound, upper_bound
 from coop._core.namespace import public_namespace
 
-__all__ = ["reduce", "sum", "inclusive_scan", "exclusive_scan", "inclusive_sum", "exclusive_sum", "select",
+__all__ = ["reduce", "sum", "inclusive_scan", "exclusive_scan", "inclusive_sum", "exclusive_sum",
+           "inclusive_scan_by_key", "exclusive_scan_by_key", "inclusive_sum_by_key", "exclusive_sum_by_key", "select",
            "select_flagged", "unique", "unique_by_key", "run_length_encode", "partition", "three_way_partition",
            "histogram_even", "segmented_reduce", "radix_sort", "segmented_sort", "top_k", "subtract_left",
            "subtract_right", "lower_bound", "upper_bound", "temp_storage_bytes", "lookback"]

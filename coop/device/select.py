@@ -37,6 +37,7 @@ from coop.device.lookback import TileStates, claim_tile, tile_prefix
 
 __all__ = ["select", "select_flagged", "unique", "run_length_encode", "partition", "three_way_partition",
            "unique_by_key"]
+BUILDING_BLOCKS = ["adjacent_differs"]  # (for coop.device.scan_by_key)
 
 THREADS = BLOCK_THREADS
 # Items per thread for 4-byte items, fewer for wider ones and no more for narrower ones
@@ -233,7 +234,7 @@ def _select_kernel(predicate, in_dtype, flag_dtype, count_dtype, partition, thre
 
 
 @functools.lru_cache(maxsize=None)
-def _differs(equality):
+def adjacent_differs(equality):
     """``differs(a, b)``: not ``equality(a, b)``; by default coop's ``unequal`` (which
     compares float16 values through float32: Numba's float16 comparison is an
     out-of-line call)."""
@@ -266,7 +267,7 @@ def _select(function, d_in, flags, d_out, predicate, partition, d_num_selected_o
                                      "with the ones before them, which must stay as they are (give another array)")
         if equality is not None:
             equality = device_operator(function, "equality", equality)
-        differs = _differs(equality)
+        differs = adjacent_differs(equality)
     if flags is not None:
         flags = device_array(function, "flags", flags)
         check_length(function, "flags", flags, n)

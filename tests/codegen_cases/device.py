@@ -90,7 +90,7 @@ def device_cases(name):
                                                                               _array(np.int64)))(kernel)
     for form, with_positions in (("unique", False), ("run_length_encode", True)):
         kernel, _ = device["select"]._select_kernel(None, dtype, None, np.int32, False,
-                                                    differs=device["select"]._differs(None),
+                                                    differs=device["select"].adjacent_differs(None),
                                                     with_positions=with_positions)
         case(f"device-{form}-{name}", _types_of(_array(dtype), _array(dtype), _array(dtype), _array(np.int64),
                                                 _array(np.int64), 1, *_tile_states(np.int32)))(kernel)
@@ -99,6 +99,13 @@ def device_cases(name):
             device["select"]._run_lengths_kernel(np.int32))
     case(f"device-unique_by_key-values-{name}", _types_of(_array(dtype), _array(np.int64), _array(np.int64),
                                                           _array(dtype)))(device["select"]._gather_kernel)
+    by_key = importlib.import_module("coop.device.scan_by_key")
+    for exclusive in (False, True):
+        kernel, _ = by_key._scan_by_key_kernel(op, device["select"].adjacent_differs(None), dtype, dtype, dtype,
+                                               exclusive)
+        case(f"device-{'exclusive' if exclusive else 'inclusive'}_scan_by_key-{name}",
+             _types_of(_array(dtype), _array(dtype), _array(dtype), 1, *_tile_states((by_key.FLAG, dtype)),
+                       dtype.type(0)))(kernel)
     kernel, _ = device["select"]._select_kernel(_nonzero, dtype, None, np.uint64, False, second=_nonzero)
     three_parts = (_array(dtype),) * 3
     case(f"device-three_way_partition-{name}", _types_of(_array(dtype), _array(dtype), three_parts, _array(np.int64),
