@@ -13,7 +13,7 @@ import pytest
 import coop
 from numba import cuda
 
-from helpers import ON_GPU, assert_equal_exact, dtype_id
+from helpers import FULL_MATRIX, assert_equal_exact
 
 
 def tile_of(key_dtype, value_dtype, out_dtype):
@@ -26,7 +26,7 @@ def tile_of(key_dtype, value_dtype, out_dtype):
 
 def sizes_for(*dtypes):
     tile = tile_of(*dtypes)
-    return [0, 1, tile - 1, tile, tile + 1, 3 * tile + 5] + ([1000 * tile + 77] if ON_GPU else [])
+    return [0, 1, tile - 1, tile, tile + 1, 3 * tile + 5] + ([1000 * tile + 77] if FULL_MATRIX else [])
 
 
 def keys_of(dtype, n, seed, longest=9):
