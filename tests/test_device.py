@@ -401,6 +401,22 @@ def test_unique_by_key_bad_input():
         coop.device.unique_by_key(d_x, d_v, d_x, out_v)
 
 
+def test_an_inline_lambda_compiles_once():
+    """A lambda written in the call is a new function each time: the operator (and so
+    the kernel) is one for the same code reading the same values, else each call would
+    compile anew (seconds on a GPU)."""
+    import importlib
+
+    select_module = importlib.import_module("coop.device.select")
+    x = np.arange(300, dtype=np.int32)
+    d_x, d_out = cuda.to_device(x), cuda.device_array(300, np.int32)
+    kernels = []
+    for bound in (7, 7, 7, 9):
+        assert coop.device.select(d_x, d_out, lambda v: v % bound == 0) == x[x % bound == 0].size
+        kernels.append(select_module._select_kernel.cache_info().currsize)
+    assert kernels[0] == kernels[1] == kernels[2] and kernels[3] == kernels[2] + 1, kernels
+
+
 def test_select_bad_input():
     d_x = cuda.to_device(np.arange(10, dtype=np.int32))
     with pytest.raises(TypeError, match=r"coop.device.select: d_out's dtype int64 differs from d_in's int32"):

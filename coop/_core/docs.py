@@ -582,8 +582,9 @@ object). A NumPy array in host memory is an error.
 
 PARAGRAPHS["device_operator"] = """
 Associative (not necessarily commutative): a coop.ops operator, ``operator.add`` and
-the like, a lambda or function given here (compiled for the device), or a
-``@cuda.jit(device=True)`` function.
+the like, a lambda or function given here (compiled for the device, once for its code
+and the values it reads: a lambda written in the call, new each time, compiles once),
+or a ``@cuda.jit(device=True)`` function.
 """
 
 PARAGRAPHS["device_stream"] = """

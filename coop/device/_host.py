@@ -135,6 +135,8 @@ def _address(array):
 def is_same_memory(function, name, array, other_name, other):
     """Whether the contiguous device arrays ``array`` and ``other`` start at one address
     (the same memory: an operation in place); a ``ValueError`` if they overlap otherwise."""
+    if array.nbytes == 0 or other.nbytes == 0:  # (no memory: a GPU may give empty arrays one address)
+        return False
     start, other_start = _address(array), _address(other)
     if start == other_start:
         return True
@@ -197,9 +199,34 @@ _BUILTIN_OPERATORS = {getattr(operator, name) for name in (
 _BUILTIN_OPERATORS |= {min, max}
 
 
-@functools.lru_cache(maxsize=256)
+_COMPILED = {}  # (an operator's code and what it reads: its device function, the newest 256 kept)
+
+
 def _compiled(function):
-    return cuda.jit(device=True)(function)
+    """``function`` as a device function, one for every function of the same code that
+    reads the same values: a lambda written in a loop, or inline in the call, is a new
+    object each time, and compiling each (and a kernel for each) would cost seconds a
+    call."""
+    key = _code_key(function)
+    device_function = _COMPILED.pop(key, None) or cuda.jit(device=True)(function)
+    _COMPILED[key] = device_function
+    while len(_COMPILED) > 256:
+        del _COMPILED[next(iter(_COMPILED))]
+    return device_function
+
+
+def _code_key(function):
+    """``function``'s code, defaults, closure values and the values of the globals it
+    names (which Numba reads once, when it compiles), or ``function`` itself where one
+    of them cannot be a key."""
+    try:
+        code = function.__code__
+        key = (code, function.__defaults__, tuple(cell.cell_contents for cell in function.__closure__ or ()),
+               tuple((name, function.__globals__[name]) for name in code.co_names if name in function.__globals__))
+        hash(key)
+        return key
+    except (AttributeError, TypeError, ValueError):  # (an empty cell, an array in a closure)
+        return function
 
 
 def device_operator(function, name, op):

@@ -10,6 +10,9 @@
   temp_storage)``, coop.block.load / store with ``algorithm`` ("warp_transpose" is CUB's
   choice for its scan agents), unguarded for a full tile (``valid`` = the tile's size)
   and with ``valid_items`` for the last one.
+- ``tile_head_flagger(threads, items_per_thread, differs)`` gives ``flag(d_in, base,
+  valid, items, flags, temp_storage)``: coop.block.flag_heads of a tile, given the item
+  before it (unique, run_length_encode, the scans by key).
 """
 
 import functools
@@ -20,7 +23,7 @@ from numba import cuda
 import coop
 from coop._core.backend import SIMULATOR
 
-__all__ = ["BLOCK_THREADS", "items_per_thread", "tile_loader", "tile_storer"]
+__all__ = ["BLOCK_THREADS", "items_per_thread", "tile_loader", "tile_storer", "tile_head_flagger"]
 
 BLOCK_THREADS = 32 if SIMULATOR else 256
 
@@ -61,3 +64,29 @@ def tile_loader(threads, items_per_thread, algorithm="warp_transpose"):
 @functools.lru_cache(maxsize=None)
 def tile_storer(threads, items_per_thread, algorithm="warp_transpose"):
     return _whole_or_partial(coop.block.store, threads, items_per_thread, algorithm)
+
+
+@functools.lru_cache(maxsize=None)
+def tile_head_flagger(threads, items_per_thread, differs):
+    """``flag(d_in, base, valid, items, flags, temp_storage)``: ``coop.block.flag_heads``
+    of the tile of ``d_in`` at ``base`` (its ``items``, blocked), given the item before
+    the tile unless it is the first (whose first item is a head), unguarded when
+    ``valid`` is the whole tile (CUB's BlockDiscontinuity in DeviceSelect::Unique and
+    the scans by key)."""
+    tile_size = threads * items_per_thread
+
+    @cuda.jit(device=True)
+    def flag(d_in, base, valid, items, flags, temp_storage):
+        if base == 0 and valid == tile_size:
+            coop.block.flag_heads(items, flags, differs, threads=threads, temp_storage=temp_storage)
+        elif base == 0:
+            coop.block.flag_heads(items, flags, differs, threads=threads, valid_items=valid,
+                                  temp_storage=temp_storage)
+        elif valid == tile_size:
+            coop.block.flag_heads(items, flags, differs, tile_predecessor=d_in[base - 1], threads=threads,
+                                  temp_storage=temp_storage)
+        else:
+            coop.block.flag_heads(items, flags, differs, tile_predecessor=d_in[base - 1], threads=threads,
+                                  valid_items=valid, temp_storage=temp_storage)
+
+    return flag

@@ -28,7 +28,7 @@ from coop._core.errors import ArgumentValueError
 from coop._core.values import converter, value_type_of
 from coop.device._host import (check_length, device_array, device_operator, documented, is_same_memory, launch,
                                launch_stream, takes_temp_storage)
-from coop.device._tiles import BLOCK_THREADS, items_per_thread, tile_loader, tile_storer
+from coop.device._tiles import BLOCK_THREADS, items_per_thread, tile_head_flagger, tile_loader, tile_storer
 from coop.device._zip import host_value
 from coop.device.lookback import TileStates, claim_tile, tile_prefix
 from coop.device.select import adjacent_differs
@@ -59,6 +59,7 @@ def _scan_by_key_kernel(op, differs, key_dtype, in_dtype, dtype, exclusive, thre
     )
     load_keys = load_values = tile_loader(threads, n_items)
     store = tile_storer(threads, n_items)
+    flag_heads = tile_head_flagger(threads, n_items, differs)
 
     @cuda.jit(device=True)
     def segmented(a, b):
@@ -80,16 +81,7 @@ def _scan_by_key_kernel(op, differs, key_dtype, in_dtype, dtype, exclusive, thre
         valid = min(n - base, tile_size)
         load_keys(d_keys[base:], keys, valid, temp)
         load_values(d_values[base:], loaded, valid, temp)
-        if tile == 0 and valid == tile_size:  # (the first key starts a segment)
-            coop.block.flag_heads(keys, flags, differs, threads=threads, temp_storage=temp)
-        elif tile == 0:
-            coop.block.flag_heads(keys, flags, differs, threads=threads, valid_items=valid, temp_storage=temp)
-        elif valid == tile_size:
-            coop.block.flag_heads(keys, flags, differs, tile_predecessor=d_keys[base - 1], threads=threads,
-                                  temp_storage=temp)
-        else:
-            coop.block.flag_heads(keys, flags, differs, tile_predecessor=d_keys[base - 1], threads=threads,
-                                  valid_items=valid, temp_storage=temp)
+        flag_heads(d_keys, base, valid, keys, flags, temp)  # (the first key starts a segment)
         partial = (flags[0], convert_value(loaded[0]))
         values[0] = partial[1]
         for i in range(1, n_items):

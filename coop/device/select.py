@@ -32,7 +32,7 @@ from coop._core.constants import without_dead_branches
 from coop._core.errors import ArgumentTypeError, ArgumentValueError
 from coop.device._host import (check_length, device_array, device_operator, documented, fill_zero, is_same_memory,
                                launch, launch_stream, resident_blocks, takes_temp_storage, temporary)
-from coop.device._tiles import BLOCK_THREADS, items_per_thread, tile_loader
+from coop.device._tiles import BLOCK_THREADS, items_per_thread, tile_head_flagger, tile_loader
 from coop.device.lookback import TileStates, claim_tile, tile_prefix
 
 __all__ = ["select", "select_flagged", "unique", "run_length_encode", "partition", "three_way_partition",
@@ -47,10 +47,12 @@ THREADS = BLOCK_THREADS
 # launch bounds of 4 blocks an SM (61 registers, no spills: 5-9% faster than 68 registers'
 # 3 blocks; with a predicate, 4 blocks spill and gain 1-7%: none). By neighbours (unique,
 # run_length_encode), on an H200 (int32 runs of 16, 2^24 and 2^28 items, 128 to 512
-# threads of 8 to 32 items): 256 threads of 16 items, 14-17% faster than of 32.
-NOMINAL_ITEMS = ({"flags": 4, "predicate": 4, "neighbours": 4} if SIMULATOR else
-                 {"flags": 24, "predicate": 32, "neighbours": 16})
-BLOCKS_PER_SM = {"flags": 4, "predicate": None, "neighbours": None}
+# threads of 8 to 32 items): 256 threads of 16 items, 14-17% faster than of 32. A three-way
+# partition: CUB's tuning for sm_90 and 4-byte items (12 items; 320 threads), not yet
+# measured here.
+NOMINAL_ITEMS = ({"flags": 4, "predicate": 4, "neighbours": 4, "three_way": 4} if SIMULATOR else
+                 {"flags": 24, "predicate": 32, "neighbours": 16, "three_way": 12})
+BLOCKS_PER_SM = {"flags": 4, "predicate": None, "neighbours": None, "three_way": None}
 ITEMS_ALGORITHM = "vectorize"
 FLAGS_ALGORITHM = "vectorize"  # (one-byte flags: 16 to a 16-byte load, and no exchange of bytes)
 
@@ -73,7 +75,8 @@ def _select_kernel(predicate, in_dtype, flag_dtype, count_dtype, partition, thre
     by_neighbours = differs is not None
     flagged = predicate is None and not by_neighbours
     flag_type = np.dtype(flag_dtype if flagged else np.uint8)
-    chosen_by = "flags" if flagged else "neighbours" if by_neighbours else "predicate"
+    chosen_by = ("flags" if flagged else "neighbours" if by_neighbours else "three_way" if three_way else
+                 "predicate")
     n_items = n_items or min(NOMINAL_ITEMS[chosen_by], items_per_thread(4 * NOMINAL_ITEMS[chosen_by], in_type))
     if blocks_per_sm is False:
         blocks_per_sm = BLOCKS_PER_SM[chosen_by]
@@ -87,6 +90,7 @@ def _select_kernel(predicate, in_dtype, flag_dtype, count_dtype, partition, thre
     )
     temp_bytes = -(-temp_bytes // 16) * 16  # (whole items of any type: the compacted tile is a view)
     load_items = tile_loader(threads, n_items, items_algorithm)
+    flag_heads = tile_head_flagger(threads, n_items, differs) if by_neighbours else None
     load_flags = tile_loader(threads, n_items, flags_algorithm)
     prefix = tile_prefix(coop.ops.add, count_type)
     zero = count_type.type(0)
@@ -109,16 +113,7 @@ def _select_kernel(predicate, in_dtype, flag_dtype, count_dtype, partition, thre
         if flagged:
             load_flags(flags[base:], chosen, valid, temp)
         if by_neighbours:  # (the first item of the input is always kept)
-            if tile == 0 and valid == tile_size:
-                coop.block.flag_heads(items, chosen, differs, threads=threads, temp_storage=temp)
-            elif tile == 0:
-                coop.block.flag_heads(items, chosen, differs, threads=threads, valid_items=valid, temp_storage=temp)
-            elif valid == tile_size:
-                coop.block.flag_heads(items, chosen, differs, tile_predecessor=d_in[base - 1], threads=threads,
-                                      temp_storage=temp)
-            else:
-                coop.block.flag_heads(items, chosen, differs, tile_predecessor=d_in[base - 1], threads=threads,
-                                      valid_items=valid, temp_storage=temp)
+            flag_heads(d_in, base, valid, items, chosen, temp)
         first = cuda.threadIdx.x * n_items  # (blocked: the thread's items' tile positions)
         selected = zero
         for i in range(n_items):
@@ -151,6 +146,17 @@ def _select_kernel(predicate, in_dtype, flag_dtype, count_dtype, partition, thre
                            tile_span)
 
     @cuda.jit(device=True)
+    def span_of_tile(before, selected, tile_span):
+        """The counts before the tile and after it (every thread's, through the shared
+        ``tile_span``), from each thread's ``before`` and its own ``selected``."""
+        if cuda.threadIdx.x == 0:
+            tile_span[0] = before
+        if cuda.threadIdx.x == threads - 1:
+            tile_span[1] = before + selected
+        cuda.syncthreads()
+        return tile_span[0], tile_span[1]
+
+    @cuda.jit(device=True)
     def write_selected(items, chosen, d_out, positions, count, n, base, valid, before, selected, compacted,
                        tile_span):
         """The tile's selected items compacted in shared memory, then written with
@@ -158,12 +164,7 @@ def _select_kernel(predicate, in_dtype, flag_dtype, count_dtype, partition, thre
         rejected items written from the end of ``d_out`` backwards."""
         first = cuda.threadIdx.x * n_items
         rank = cuda.threadIdx.x
-        if rank == 0:
-            tile_span[0] = before
-        if rank == threads - 1:
-            tile_span[1] = before + selected
-        cuda.syncthreads()
-        start, end = tile_span[0], tile_span[1]
+        start, end = span_of_tile(before, selected, tile_span)
         position = index(before - start)
         for i in range(n_items):
             if chosen[i]:
@@ -189,12 +190,7 @@ def _select_kernel(predicate, in_dtype, flag_dtype, count_dtype, partition, thre
         part (first, second, unselected), then written coalesced to the three outputs
         (CUB's three-way DevicePartition::If)."""
         rank = cuda.threadIdx.x
-        if rank == 0:
-            tile_span[0] = before
-        if rank == threads - 1:
-            tile_span[1] = before + selected
-        cuda.syncthreads()
-        start, end = tile_span[0], tile_span[1]
+        start, end = span_of_tile(before, selected, tile_span)
         first_start, second_start = start & low_half, start >> half
         first_total, second_total = (end & low_half) - first_start, (end >> half) - second_start
         # (the thread's places in the tile: of its first items of each part)
