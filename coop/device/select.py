@@ -94,10 +94,10 @@ def _select_kernel(predicate, in_dtype, flag_dtype, count_dtype, partition, thre
     load_flags = tile_loader(threads, n_items, flags_algorithm)
     prefix = tile_prefix(coop.ops.add, count_type)
     zero = count_type.type(0)
-    # (three-way: an item of the first part counts 1, of the second 2^32; a part a byte)
-    first_part, second_part, low_half, half = ((count_type.type(1), count_type.type(1 << 32),
-                                                count_type.type(0xFFFFFFFF), count_type.type(32))
-                                               if three_way else (None,) * 4)
+    # (three-way: an item of the first part counts one, of the second 2^32; a part a byte)
+    one, second_part, low_half, half = ((count_type.type(1), count_type.type(1 << 32),
+                                         count_type.type(0xFFFFFFFF), count_type.type(32))
+                                        if three_way else (None,) * 4)
 
     def select_kernel(d_in, flags, d_out, positions, count, n, status, aggregates, inclusives, epoch):
         temp = cuda.shared.array(temp_bytes, np.uint8, alignment=16)
@@ -122,7 +122,7 @@ def _select_kernel(predicate, in_dtype, flag_dtype, count_dtype, partition, thre
                     chosen[i] = 0
                 elif predicate(items[i]):
                     chosen[i] = 1
-                    selected += first_part
+                    selected += one
                 elif second(items[i]):
                     chosen[i] = 2
                     selected += second_part
@@ -202,13 +202,13 @@ def _select_kernel(predicate, in_dtype, flag_dtype, count_dtype, partition, thre
             part = classes[i]
             if part == 1:
                 compacted[first_place] = items[i]
-                first_place += first_part
+                first_place += one
             elif part == 2:
                 compacted[second_place] = items[i]
-                second_place += first_part
+                second_place += one
             elif part == 3:
                 compacted[unselected_place] = items[i]
-                unselected_place += first_part
+                unselected_place += one
         cuda.syncthreads()
         both = first_total + second_total
         unselected_start = count_type.type(base) - first_start - second_start
