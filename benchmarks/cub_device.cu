@@ -26,6 +26,7 @@
 //   run_length_encode     DeviceRunLengthEncode::Encode, the same items: each run's item and length (int32)
 //   unique_by_key         DeviceSelect::UniqueByKey, unique's items as keys, int32 values i
 //   three_way_partition   DevicePartition::If (three-way), the int32 items: x < 2 first, x < 6 second
+//   non_trivial_runs      DeviceRunLengthEncode::NonTrivialRuns, unique's items: each run's offset and length
 //   inclusive_sum_by_key  DeviceScan::InclusiveSumByKey, unique's items as keys, the int32 items as values
 //   lower_bound           DeviceFind::LowerBound (CCCL 3.1 on, else left out), the uint32 keys searched in
 //                         their sorted copy, int64 positions
@@ -419,6 +420,26 @@ static void run_unique_by_key(int n) {
   report("unique_by_key", "int32", n, s, 8.0 * n + 8.0 * runs, ok);
 }
 
+static void run_non_trivial_runs(int n) {
+  const Input<int> in(runs_input(n));
+  DeviceArray<int> offsets(n), lengths(n), num(1);
+  const double s = time_cub([&](void* temp, size_t& bytes) {
+    return cub::DeviceRunLengthEncode::NonTrivialRuns(temp, bytes, in.device.ptr, offsets.ptr, lengths.ptr, num.ptr,
+                                                      n);
+  });
+  std::vector<int> starts, runs;
+  for (int start = 0; start < n; start += 16)
+    if (std::min(16, n - start) > 1) {
+      starts.push_back(start);
+      runs.push_back(std::min(16, n - start));
+    }
+  const int k = int(starts.size());
+  bool ok = num.at(0) == k;
+  const std::vector<int> got_offsets = offsets.to_host(), got_lengths = lengths.to_host();
+  for (int j = 0; j < k && ok; ++j) ok = got_offsets[j] == starts[j] && got_lengths[j] == runs[j];
+  report("non_trivial_runs", "int32", n, s, 4.0 * n + 8.0 * k, ok);
+}
+
 static void run_sum_by_key(const Input<int>& values) {
   const int n = values.n();
   const Input<int> keys(runs_input(n));
@@ -524,6 +545,7 @@ int main(int argc, char** argv) {
     if (wanted("unique_by_key")) run_unique_by_key(n);
     if (wanted("three_way_partition")) run_three_way_partition(in_ints);
     if (wanted("inclusive_sum_by_key")) run_sum_by_key(in_ints);
+    if (wanted("non_trivial_runs")) run_non_trivial_runs(n);
     if (wanted("lower_bound")) {
 #ifdef HAVE_DEVICE_FIND
       run_lower_bound(in_keys);

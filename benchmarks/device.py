@@ -72,6 +72,8 @@ Algorithms (named as benchmarks/cub_device.cu names them, so that the rows pair 
 - three_way_partition: ``coop.device.three_way_partition(x, first, second, unselected, v < 2, v < 6,
   d_num_selected_out=counts)`` / ``cub::DevicePartition::If`` (three-way), the int32 items (in [0, 8):
   a quarter, a half, a quarter).
+- non_trivial_runs: ``coop.device.non_trivial_runs(runs, offsets, lengths, d_num_runs_out=count)`` /
+  ``cub::DeviceRunLengthEncode::NonTrivialRuns``, unique's items (every run of 16 counts), int32 outputs.
 - inclusive_sum_by_key: ``coop.device.inclusive_sum_by_key(runs, x, out)`` /
   ``cub::DeviceScan::InclusiveSumByKey``, unique's items as keys (runs of 16), the int32 items as values.
 - top_k_pairs: ``coop.device.top_k(x, out, 1024, positions, values_out)`` /
@@ -170,6 +172,7 @@ ALGORITHMS = {
     "unique_by_key": (("int32",), lambda n, k: 8 * n + 8 * k),
     "three_way_partition": (("int32",), lambda n, k: 8 * n),
     "inclusive_sum_by_key": (("int32",), lambda n, k: 12 * n),
+    "non_trivial_runs": (("int32",), lambda n, k: 4 * n + 8 * k),
 }
 SUMS = {"reduce_sum": "sum", "inclusive_sum": "inclusive_sum", "exclusive_sum": "exclusive_sum"}  # coop's names
 COPY = "_copy"  # the sorts' copies' algorithm: the sort's name and this
@@ -294,6 +297,10 @@ def expected_of(algorithm, x):
         return np.arange(runs, dtype=np.int32), 16 * np.arange(runs, dtype=np.int32)
     if algorithm == "three_way_partition":
         return x[x < 2], x[(x >= 2) & (x < 6)], x[x >= 6]
+    if algorithm == "non_trivial_runs":  # (runs of 16, the last one shorter: possibly of one)
+        starts = np.arange(0, x.size, 16)
+        lengths = np.minimum(16, x.size - starts)
+        return starts[lengths > 1].astype(np.int32), lengths[lengths > 1].astype(np.int32)
     if algorithm == "inclusive_sum_by_key":  # (runs of 16: each run's running sums)
         padded = np.zeros(-(-x.size // 16) * 16, np.int32)
         padded[:x.size] = x
@@ -322,7 +329,7 @@ def check(algorithm, x, expected, got):
             seen = np.zeros(x.size, bool)
             seen[values] = True  # (n values, all seen: a permutation)
             ok = bool(seen.all()) and np.array_equal(x[values], keys)
-    elif algorithm in ("run_length_encode", "unique_by_key", "three_way_partition"):
+    elif algorithm in ("run_length_encode", "unique_by_key", "three_way_partition", "non_trivial_runs"):
         ok = len(got) == len(expected) and all(np.array_equal(g, e) for g, e in zip(got, expected))
     elif algorithm.startswith("top_k"):  # the keys as a multiset; values (if any) distinct positions of their keys
         keys, values = got if isinstance(got, tuple) else (got, None)
@@ -383,7 +390,7 @@ def measure(impl, algorithm, x, expected, call, output, sim):
     ok = check(algorithm, x, expected, output())
     if not sim and n <= HOST_MAX_N and impl != "copy":
         host_us = host_us_per_call(call)
-    selected = (expected[0].size if algorithm in ("run_length_encode", "unique_by_key")
+    selected = (expected[0].size if algorithm in ("run_length_encode", "unique_by_key", "non_trivial_runs")
                 else expected.size if algorithm.startswith(("select", "top_k", "unique")) else 0)
     nbytes = ALGORITHMS[algorithm.removesuffix(COPY)][1](n, selected)
     row = {"impl": impl, "algorithm": algorithm, "dtype": x.dtype.name, "n": n, "seconds": seconds,
@@ -495,6 +502,12 @@ def implementations(algorithm, x, d_x, cupy, torch=None):
         yield ("coop", algorithm,
                lambda: coop.device.unique_by_key(d_runs, d_values, d_keys_out, d_values_out, d_num_selected_out=d_count),
                lambda: tuple(a.copy_to_host()[:int(d_count.copy_to_host()[0])] for a in (d_keys_out, d_values_out)))
+    elif algorithm == "non_trivial_runs":
+        d_runs, d_offsets, d_lengths = cuda.to_device(runs_input(n)), poisoned(np.int32, n), poisoned(np.int32, n)
+        d_count = poisoned(np.int64, 1)
+        yield ("coop", algorithm,
+               lambda: coop.device.non_trivial_runs(d_runs, d_offsets, d_lengths, d_num_runs_out=d_count),
+               lambda: tuple(a.copy_to_host()[:int(d_count.copy_to_host()[0])] for a in (d_offsets, d_lengths)))
     elif algorithm == "inclusive_sum_by_key":
         d_runs, d_out = cuda.to_device(runs_input(n)), poisoned(np.int32, n)
         yield "coop", algorithm, lambda: coop.device.inclusive_sum_by_key(d_runs, d_x, d_out), d_out.copy_to_host

@@ -295,6 +295,25 @@ def test_run_length_encode(dtype, n):
     assert_equal_exact(d_counts64[:runs].copy_to_host(), lengths, "run_length_encode's int64 lengths")
 
 
+@pytest.mark.parametrize("n", SIZES)
+@pytest.mark.parametrize("dtype", (np.int8, np.float32, np.bool_, np.uint64), ids=dtype_id)
+def test_non_trivial_runs(dtype, n):
+    x = runs_of(dtype, n, n + 7)
+    heads = np.flatnonzero(np.r_[True, x[1:] != x[:-1]]) if n else np.zeros(0, np.int64)
+    lengths = np.diff(np.r_[heads, n])
+    long = lengths > 1
+    d_offsets, d_lengths = cuda.to_device(np.full(n + 1, -1, np.int64)), cuda.to_device(np.full(n + 1, -1, np.int16))
+    runs = coop.device.non_trivial_runs(cuda.to_device(x), d_offsets, d_lengths)
+    assert runs == long.sum(), f"non_trivial_runs({np.dtype(dtype)}, n={n}): {runs} runs, {long.sum()} expected"
+    offsets, got_lengths = d_offsets.copy_to_host(), d_lengths.copy_to_host()
+    assert_equal_exact(offsets[:runs], heads[long], "non_trivial_runs' offsets")
+    assert_equal_exact(got_lengths[:runs], lengths[long].astype(np.int16), "non_trivial_runs' lengths")
+    assert (offsets[runs:] == -1).all() and (got_lengths[runs:] == -1).all(), "written past the runs"
+    d_runs = cuda.to_device(np.full(1, -1, np.int32))
+    assert coop.device.non_trivial_runs(cuda.to_device(x), d_offsets, d_lengths, d_num_runs_out=d_runs) is None
+    assert int(d_runs.copy_to_host()[0]) == long.sum()
+
+
 def test_run_length_encode_bad_input():
     d_x = cuda.to_device(np.arange(10, dtype=np.int32))
     with pytest.raises(TypeError, match=r"coop.device.run_length_encode: d_counts_out must be of an integer dtype"):
@@ -303,6 +322,8 @@ def test_run_length_encode_bad_input():
         coop.device.run_length_encode(d_x, d_x, cuda.device_array(10, np.int32))
     with pytest.raises(TypeError, match=r"coop.device.run_length_encode: d_unique_out's dtype int64 differs"):
         coop.device.run_length_encode(d_x, cuda.device_array(10, np.int64), cuda.device_array(10, np.int32))
+    with pytest.raises(TypeError, match=r"coop.device.non_trivial_runs: d_offsets_out must be of an integer dtype"):
+        coop.device.non_trivial_runs(d_x, cuda.device_array(10, np.float64), cuda.device_array(10, np.int32))
     with pytest.raises(TypeError, match=r"coop.device.run_length_encode: d_num_runs_out must be of an integer dtype"):
         coop.device.run_length_encode(d_x, cuda.device_array(10, np.int32), cuda.device_array(10, np.int32),
                                       d_num_runs_out=cuda.device_array(1, np.int16))

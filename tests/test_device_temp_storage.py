@@ -119,6 +119,11 @@ def _run_length_args(n):
     return (cuda.to_device(np.sort(_ints(n, 20, 0, 60))), d_values, d_counts), [d_values, d_counts]
 
 
+def _non_trivial_runs_args(n):  # (outputs zeroed: written as far as the count)
+    d_offsets, d_lengths = cuda.to_device(np.zeros(n, np.int64)), cuda.to_device(np.zeros(n, np.int32))
+    return (cuda.to_device(np.sort(_ints(n, 25, 0, 60))), d_offsets, d_lengths), [d_offsets, d_lengths]
+
+
 def _three_way_args(n):  # (outputs zeroed: each is written as far as its part's count)
     outs = [cuda.to_device(np.zeros(n, np.int32)) for _ in range(3)]
     return (cuda.to_device(_ints(n, 21, 0, 100)), *outs, lambda v: v < 20, lambda v: v < 70), outs
@@ -154,7 +159,7 @@ CALLS = [
     ("subtract_right", _difference_args), ("lower_bound", _bound_args), ("upper_bound", _bound_args),
     ("unique", _unique_args), ("run_length_encode", _run_length_args), ("three_way_partition", _three_way_args),
     ("unique_by_key", _unique_by_key_args), ("inclusive_scan_by_key", _scan_by_key_args),
-    ("exclusive_sum_by_key", _sum_by_key_args),
+    ("exclusive_sum_by_key", _sum_by_key_args), ("non_trivial_runs", _non_trivial_runs_args),
 ]
 
 

@@ -15,8 +15,9 @@ composing them.
   (DeviceSelect::UniqueByKey) and ``three_way_partition(d_in, d_first_part_out,
   d_second_part_out, d_unselected_out, select_first_part_op, select_second_part_op)``
   (DevicePartition::If, three-way): return the count(s).
-- ``run_length_encode(d_in, d_unique_out, d_counts_out)`` (DeviceRunLengthEncode::Encode):
-  returns the number of runs.
+- ``run_length_encode(d_in, d_unique_out, d_counts_out)`` (DeviceRunLengthEncode::Encode)
+  and ``non_trivial_runs(d_in, d_offsets_out, d_lengths_out)`` (::NonTrivialRuns): return
+  the number of runs.
 - ``histogram_even(d_samples, d_histogram, bins, lower, upper)`` (DeviceHistogram).
 - ``segmented_reduce(d_in, d_out, offsets, op, initial)`` (DeviceSegmentedReduce).
 - ``radix_sort(d_keys, d_values=None, descending=False, begin_bit=0, end_bit=None)``
@@ -57,8 +58,8 @@ from coop.device.scan_by_key import (exclusive_scan_by_key, exclusive_sum_by_key
                                      inclusive_sum_by_key)
 from coop.device.histogram import histogram_even
 from coop.device.segmented_reduce import segmented_reduce
-from coop.device.select import (partition, run_length_encode, select, select_flagged, three_way_partition, unique,
-                                unique_by_key)
+from coop.device.select import (non_trivial_runs, partition, run_length_encode, select, select_flagged,
+                                three_way_partition, unique, unique_by_key)
 from coop.device.radix_sort import radix_sort
 from coop.device.segmented_sort import segmented_sort
 from coop.device.top_k import top_k
@@ -68,7 +69,8 @@ from coop._core.namespace import public_namespace
 
 __all__ = ["reduce", "sum", "inclusive_scan", "exclusive_scan", "inclusive_sum", "exclusive_sum",
            "inclusive_scan_by_key", "exclusive_scan_by_key", "inclusive_sum_by_key", "exclusive_sum_by_key", "select",
-           "select_flagged", "unique", "unique_by_key", "run_length_encode", "partition", "three_way_partition",
+           "select_flagged", "unique", "unique_by_key", "run_length_encode", "non_trivial_runs", "partition",
+           "three_way_partition",
            "histogram_even", "segmented_reduce", "radix_sort", "segmented_sort", "top_k", "subtract_left",
            "subtract_right", "lower_bound", "upper_bound", "temp_storage_bytes", "lookback"]
 

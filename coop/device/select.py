@@ -36,7 +36,7 @@ from coop.device._tiles import BLOCK_THREADS, items_per_thread, tile_head_flagge
 from coop.device.lookback import TileStates, claim_tile, tile_prefix
 
 __all__ = ["select", "select_flagged", "unique", "run_length_encode", "partition", "three_way_partition",
-           "unique_by_key"]
+           "unique_by_key", "non_trivial_runs"]
 BUILDING_BLOCKS = ["adjacent_differs"]  # (for coop.device.scan_by_key)
 
 THREADS = BLOCK_THREADS
@@ -245,17 +245,19 @@ def adjacent_differs(equality):
 
 
 def _select(function, d_in, flags, d_out, predicate, partition, d_num_selected_out, stream, adjacent=False,
-            equality=None, names=("d_out", "d_num_selected_out"), positions_of=None, after=None, in_name="d_in"):
+            equality=None, names=("d_out", "d_num_selected_out"), positions_of=None, after=None, in_name="d_in",
+            n=None):
     """The number selected (None with ``d_num_selected_out``). ``adjacent``: items kept
     where they differ (by ``equality``) from the one before (unique). ``names``: the caller's
     names of ``d_out`` and ``d_num_selected_out``; ``positions_of(n, stream)``: a device
     array for the selected items' positions in ``d_in``, written with them;
     ``after(n, count, positions, stream)``: launches that follow the select's (given
-    items), before the count is read. ``in_name``: the caller's name of ``d_in``."""
+    items), before the count is read. ``in_name``: the caller's name of ``d_in``; ``n``: its
+    items, if fewer than its length (a temporary's)."""
     out_name, count_name = names
     d_in = device_array(function, in_name, d_in)
     d_out = device_array(function, out_name, d_out)
-    n = d_in.size
+    n = d_in.size if n is None else n
     differs = None
     if adjacent:
         if is_same_memory(function, out_name, d_out, in_name, d_in):
@@ -518,17 +520,27 @@ def _gather_kernel(values, positions, count, out):
 
 
 @functools.lru_cache(maxsize=None)
-def _run_lengths_kernel(length_dtype):
+def _run_lengths_kernel(length_dtype, padded=False):
     length_type = np.dtype(length_dtype).type
+    zero = length_type(0)
 
     def run_lengths_kernel(heads, runs_count, n, lengths):
-        """Run ``j``'s length: where the next run starts (or ``n``) less where it starts."""
+        """Run ``j``'s length: where the next run starts (or ``n``) less where it starts;
+        ``padded``: zeros past the runs, up to ``n``."""
         runs = runs_count[0]
-        for j in range(cuda.grid(1), runs, cuda.gridDim.x * cuda.blockDim.x):
-            end = heads[j + 1] if j + 1 < runs else n
-            lengths[j] = length_type(end - heads[j])
+        for j in range(cuda.grid(1), n if padded else runs, cuda.gridDim.x * cuda.blockDim.x):
+            if j < runs:
+                end = heads[j + 1] if j + 1 < runs else n
+                lengths[j] = length_type(end - heads[j])
+            else:
+                lengths[j] = zero
 
-    return cuda.jit(run_lengths_kernel)
+    return cuda.jit(without_dead_branches(run_lengths_kernel))
+
+
+@cuda.jit(device=True)
+def _longer_than_one(length):
+    return length > 1
 
 
 @documented
@@ -602,6 +614,91 @@ def run_length_encode(d_in, d_unique_out, d_counts_out, d_num_runs_out=None, str
 
     return _select(function, d_in, None, d_unique_out, None, False, d_num_runs_out, stream, adjacent=True,
                    names=("d_unique_out", "d_num_runs_out"), positions_of=heads_of, after=lengths)
+
+
+@documented
+@takes_temp_storage
+def non_trivial_runs(d_in, d_offsets_out, d_lengths_out, d_num_runs_out=None, stream=None, temp_storage=None):
+    """Where each run of two or more equal consecutive items of ``d_in`` starts, and its
+    length, in order (CUB DeviceRunLengthEncode::NonTrivialRuns).
+
+    Parameters
+    ----------
+    d_in : device array
+        The items (as in ``coop.device.run_length_encode``).
+    d_offsets_out : device array
+        Of an integer dtype, long enough for the runs (half ``d_in``'s length always
+        is): run ``j``'s first position to ``d_offsets_out[j]``.
+    d_lengths_out : device array
+        Of an integer dtype, as long: run ``j``'s length to ``d_lengths_out[j]``.
+    d_num_runs_out, stream, temp_storage : as in ``coop.device.run_length_encode``
+
+    Returns
+    -------
+    int or None
+        The number of runs of two or more items (the call waits for the GPU to read it),
+        or ``None`` with ``d_num_runs_out``.
+
+    Notes
+    -----
+    A composition of coop's selects, not CUB's one pass: ``run_length_encode``'s two
+    launches (every run's start and length, to temporaries), ``select`` of the lengths
+    over one (also writing which runs), and a launch copying those runs' starts; about
+    three times the memory traffic of CUB's.
+
+    Example
+    -------
+    The repeated readings of a sensor: where each stretch of equal readings starts, and
+    how long it lasts::
+
+        import numpy as np
+        import coop
+        from numba import cuda
+
+        readings = np.repeat(np.random.default_rng(18).integers(0, 5, 900), np.tile([1, 3, 1, 2], 225))
+        d_offsets, d_lengths = (cuda.device_array(readings.size, np.int32) for _ in range(2))
+        runs = coop.device.non_trivial_runs(cuda.to_device(readings), d_offsets, d_lengths)
+        starts = np.flatnonzero(np.r_[True, readings[1:] != readings[:-1]])
+        lengths = np.diff(np.r_[starts, readings.size])
+        assert runs == (lengths > 1).sum()
+        assert (d_offsets.copy_to_host()[:runs] == starts[lengths > 1]).all()
+        assert (d_lengths.copy_to_host()[:runs] == lengths[lengths > 1]).all()
+    """
+    function = "non_trivial_runs"
+    d_in = device_array(function, "d_in", d_in)
+    outputs = {name: device_array(function, name, out)
+               for name, out in (("d_offsets_out", d_offsets_out), ("d_lengths_out", d_lengths_out))}
+    for name, out in outputs.items():
+        if out.dtype.kind not in "iu":
+            raise ArgumentTypeError(f"coop.device.{function}: {name} must be of an integer dtype (positions and "
+                                    f"lengths), got {out.dtype}")
+    d_offsets_out, d_lengths_out = outputs.values()
+    n = d_in.size
+    stream = launch_stream(stream)
+    every_length = temporary(f"{function}.lengths", n, d_lengths_out.dtype, stream)  # (at least n items)
+    lengths_kernel = _run_lengths_kernel(d_lengths_out.dtype, padded=True)
+
+    def heads_of(n, stream):
+        return temporary(f"{function}.heads", n, np.int64, stream)
+
+    def lengths(n, count, heads, stream):  # (every run's, zeros past them: the next select reads n)
+        launch(lengths_kernel, min(resident_blocks(THREADS), -(-n // THREADS)), THREADS, stream, heads, count, n,
+               every_length)
+
+    runs = temporary(f"{function}.runs", 1, np.int64, stream)
+    _select(function, d_in, None, temporary(f"{function}.items", n, d_in.dtype, stream), None, False, runs, stream,
+            adjacent=True, positions_of=heads_of, after=lengths)
+
+    def runs_of(n, stream):
+        return temporary(f"{function}.run_numbers", n, np.int64, stream)
+
+    def starts(n, count, run_numbers, stream):
+        launch(_gather_kernel, min(resident_blocks(THREADS), -(-n // THREADS)), THREADS, stream,
+               heads_of(n, stream), run_numbers, count, d_offsets_out)
+
+    return _select(function, every_length, None, d_lengths_out, _longer_than_one, False, d_num_runs_out, stream,
+                   names=("d_lengths_out", "d_num_runs_out"), positions_of=runs_of, after=starts,
+                   in_name="d_in's run lengths", n=n)
 
 
 @documented

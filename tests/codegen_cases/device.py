@@ -97,6 +97,8 @@ def device_cases(name):
     if name == DEVICE_DTYPES[0]:  # (its items are positions: one case)
         case("device-run_length_encode-lengths", _types_of(_array(np.int64), _array(np.int64), 1, _array(np.int32)))(
             device["select"]._run_lengths_kernel(np.int32))
+        case("device-non_trivial_runs-lengths", _types_of(_array(np.int64), _array(np.int64), 1, _array(np.int32)))(
+            device["select"]._run_lengths_kernel(np.int32, padded=True))
     case(f"device-unique_by_key-values-{name}", _types_of(_array(dtype), _array(np.int64), _array(np.int64),
                                                           _array(dtype)))(device["select"]._gather_kernel)
     by_key = importlib.import_module("coop.device.scan_by_key")
