@@ -70,8 +70,7 @@ from coop._core.namespace import public_namespace
 __all__ = ["reduce", "sum", "inclusive_scan", "exclusive_scan", "inclusive_sum", "exclusive_sum",
            "inclusive_scan_by_key", "exclusive_scan_by_key", "inclusive_sum_by_key", "exclusive_sum_by_key", "select",
            "select_flagged", "unique", "unique_by_key", "run_length_encode", "non_trivial_runs", "partition",
-           "three_way_partition",
-           "histogram_even", "segmented_reduce", "radix_sort", "segmented_sort", "top_k", "subtract_left",
-           "subtract_right", "lower_bound", "upper_bound", "temp_storage_bytes", "lookback"]
+           "three_way_partition", "histogram_even", "segmented_reduce", "radix_sort", "segmented_sort", "top_k",
+           "subtract_left", "subtract_right", "lower_bound", "upper_bound", "temp_storage_bytes", "lookback"]
 
 public_namespace(__name__)
