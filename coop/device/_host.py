@@ -17,14 +17,16 @@ streams, operators given on the host, launch sizes, kernel caches and the launch
 - ``device_operator(op)``: an operator usable inside coop's kernels: coop.ops operators,
   ``operator.add`` and friends and ``@cuda.jit(device=True)`` functions as they are; a
   lambda or plain function given on the host compiled as a device function (once per
-  function object).
+  code and the values it reads: a lambda written in the call compiles once).
 - ``documented``: a public function's docstring with coop's shared paragraphs filled in
   (``coop._core.docs``), as the kernel-side primitives' are.
 - ``resident_blocks(threads)``: how many blocks of ``threads`` fill the GPU once;
   ``kernel_resident_blocks(kernel, threads, *args)``: the same at a kernel's own
   occupancy (its registers and shared memory).
 - ``launch(kernel, griddim, blockdim, stream, *args)``: ``kernel[griddim, blockdim,
-  stream](*args)``, without most of Numba's per-launch host work (below).
+  stream](*args)``, without most of Numba's per-launch host work (below);
+  ``launch_over(kernel, count, stream, *args)``: a grid-stride kernel over ``count``
+  items, in as many blocks as fill the GPU once (no more than the items need).
 - ``fill_zero(array, count, stream)``: ``array[:count] = 0``, and ``copy_items(src, dst,
   count, stream)``: ``dst[:count] = src[:count]``, queued on ``stream`` (kernels: no host
   array to copy, no slice).
@@ -70,7 +72,7 @@ else:
     from coop._core.compilers import numba_cuda_launch
 
 __all__ = ["documented", "device_array", "check_length", "launch_stream", "device_operator", "resident_blocks",
-           "kernel_resident_blocks", "launch", "fill_zero", "copy_items", "temporary", "temporary_with_state",
+           "kernel_resident_blocks", "launch", "launch_over", "fill_zero", "copy_items", "temporary", "temporary_with_state",
            "zeroed_temporary", "is_same_memory", "segment_offsets", "takes_temp_storage", "temp_storage_bytes"]
 
 
@@ -288,16 +290,20 @@ def _copy(src, dst, count):
         dst[i] = src[i]
 
 
-def _grid(count):
-    return min(max(-(-count // BLOCK_THREADS), 1), 1024)
+def launch_over(kernel, count, stream, *args):
+    """``kernel``, a grid-stride loop over ``count`` items, launched in blocks of
+    ``BLOCK_THREADS``: as many as fill every multiprocessor once, no more than the items
+    need (one at least)."""
+    launch(kernel, min(resident_blocks(BLOCK_THREADS), max(1, -(-count // BLOCK_THREADS))), BLOCK_THREADS, stream,
+           *args)
 
 
 def fill_zero(array, count, stream):
-    launch(_zero, _grid(count), BLOCK_THREADS, stream, array, count)
+    launch_over(_zero, count, stream, array, count)
 
 
 def copy_items(src, dst, count, stream):
-    launch(_copy, _grid(count), BLOCK_THREADS, stream, src, dst, count)
+    launch_over(_copy, count, stream, src, dst, count)
 
 
 _TEMPORARIES = {}

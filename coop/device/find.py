@@ -17,13 +17,10 @@ from numba import cuda
 from coop._core.arithmetic import less
 from coop._core.constants import without_dead_branches
 from coop._core.errors import ArgumentTypeError, ArgumentValueError
-from coop.device._host import (device_array, device_operator, documented, launch, launch_stream, resident_blocks,
+from coop.device._host import (device_array, device_operator, documented, launch_over, launch_stream,
                                takes_temp_storage)
-from coop.device._tiles import BLOCK_THREADS
 
 __all__ = ["lower_bound", "upper_bound"]
-
-THREADS = BLOCK_THREADS
 
 
 @functools.lru_cache(maxsize=None)
@@ -68,8 +65,7 @@ def _search(function, d_range, d_values, d_output, comp, upper, stream):
     if n == 0:
         return
     kernel = _search_kernel(comp, d_output.dtype, upper)
-    launch(kernel, min(resident_blocks(THREADS), -(-n // THREADS)), THREADS, stream, d_range, m, d_values, n,
-           d_output)
+    launch_over(kernel, n, stream, d_range, m, d_values, n, d_output)
 
 
 @documented

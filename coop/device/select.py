@@ -31,7 +31,7 @@ from coop._core.arithmetic import unequal
 from coop._core.constants import without_dead_branches
 from coop._core.errors import ArgumentTypeError, ArgumentValueError
 from coop.device._host import (check_length, device_array, device_operator, documented, fill_zero, is_same_memory,
-                               launch, launch_stream, resident_blocks, takes_temp_storage, temporary)
+                               launch, launch_over, launch_stream, takes_temp_storage, temporary)
 from coop.device._tiles import BLOCK_THREADS, items_per_thread, tile_head_flagger, tile_loader
 from coop.device.lookback import TileStates, claim_tile, tile_prefix
 
@@ -504,8 +504,7 @@ def unique_by_key(d_keys_in, d_values_in, d_keys_out, d_values_out, equality=Non
         return temporary(f"{function}.positions", n, np.int64, stream)
 
     def copy_values(n, count, positions, stream):
-        launch(_gather_kernel, min(resident_blocks(THREADS), -(-n // THREADS)), THREADS, stream, d_values_in,
-               positions, count, d_values_out)
+        launch_over(_gather_kernel, n, stream, d_values_in, positions, count, d_values_out)
 
     return _select(function, d_keys_in, None, d_keys_out, None, False, d_num_selected_out, stream, adjacent=True,
                    equality=equality, names=("d_keys_out", "d_num_selected_out"), positions_of=positions_of,
@@ -603,17 +602,26 @@ def run_length_encode(d_in, d_unique_out, d_counts_out, d_num_runs_out=None, str
     if d_counts_out.dtype.kind not in "iu":
         raise ArgumentTypeError(f"coop.device.{function}: d_counts_out must be of an integer dtype (run lengths), "
                                 f"got {d_counts_out.dtype}")
-    lengths_kernel = _run_lengths_kernel(d_counts_out.dtype)
+    return _encode_runs(function, d_in, d_unique_out, d_counts_out, d_num_runs_out, stream)
 
-    def heads_of(n, stream):
-        return temporary(f"{function}.heads", n, np.int64, stream)
+
+def _encode_runs(function, d_in, d_unique_out, d_lengths, d_num_runs_out, stream, padded=False):
+    """run_length_encode's launches: each run's item to ``d_unique_out``, its start to
+    ``_run_heads(function, ...)``, its length to ``d_lengths`` (``padded``: zeros past the
+    runs, up to ``d_in``'s length); the number of runs as ``_select`` gives it."""
+    lengths_kernel = _run_lengths_kernel(d_lengths.dtype, padded)
 
     def lengths(n, count, heads, stream):
-        launch(lengths_kernel, min(resident_blocks(THREADS), -(-n // THREADS)), THREADS, stream, heads, count, n,
-               d_counts_out)
+        launch_over(lengths_kernel, n, stream, heads, count, n, d_lengths)
 
     return _select(function, d_in, None, d_unique_out, None, False, d_num_runs_out, stream, adjacent=True,
-                   names=("d_unique_out", "d_num_runs_out"), positions_of=heads_of, after=lengths)
+                   names=("d_unique_out", "d_num_runs_out"), positions_of=functools.partial(_run_heads, function),
+                   after=lengths)
+
+
+def _run_heads(function, n, stream):
+    """Where each run starts (a temporary of ``function``'s, written by ``_encode_runs``)."""
+    return temporary(f"{function}.heads", n, np.int64, stream)
 
 
 @documented
@@ -676,25 +684,16 @@ def non_trivial_runs(d_in, d_offsets_out, d_lengths_out, d_num_runs_out=None, st
     n = d_in.size
     stream = launch_stream(stream)
     every_length = temporary(f"{function}.lengths", n, d_lengths_out.dtype, stream)  # (at least n items)
-    lengths_kernel = _run_lengths_kernel(d_lengths_out.dtype, padded=True)
-
-    def heads_of(n, stream):
-        return temporary(f"{function}.heads", n, np.int64, stream)
-
-    def lengths(n, count, heads, stream):  # (every run's, zeros past them: the next select reads n)
-        launch(lengths_kernel, min(resident_blocks(THREADS), -(-n // THREADS)), THREADS, stream, heads, count, n,
-               every_length)
-
     runs = temporary(f"{function}.runs", 1, np.int64, stream)
-    _select(function, d_in, None, temporary(f"{function}.items", n, d_in.dtype, stream), None, False, runs, stream,
-            adjacent=True, positions_of=heads_of, after=lengths)
+    # (every run's length, zeros past them: the next select reads n)
+    _encode_runs(function, d_in, temporary(f"{function}.items", n, d_in.dtype, stream), every_length, runs, stream,
+                 padded=True)
 
     def runs_of(n, stream):
         return temporary(f"{function}.run_numbers", n, np.int64, stream)
 
     def starts(n, count, run_numbers, stream):
-        launch(_gather_kernel, min(resident_blocks(THREADS), -(-n // THREADS)), THREADS, stream,
-               heads_of(n, stream), run_numbers, count, d_offsets_out)
+        launch_over(_gather_kernel, n, stream, _run_heads(function, n, stream), run_numbers, count, d_offsets_out)
 
     return _select(function, every_length, None, d_lengths_out, _longer_than_one, False, d_num_runs_out, stream,
                    names=("d_lengths_out", "d_num_runs_out"), positions_of=runs_of, after=starts,
