@@ -62,8 +62,9 @@ def test_bad_input():
 @pytest.mark.parametrize("seed", range(8 if ON_GPU else 2))
 def test_random_sizes_and_types(seed):
     """Random dtypes, range and value counts (empty included), both bounds, against
-    searchsorted; and unique, run_length_encode and subtract_left of the same random
-    sorted data against NumPy."""
+    searchsorted; and unique, run_length_encode, non_trivial_runs, unique_by_key,
+    exclusive_sum_by_key, three_way_partition and subtract_left of the same random sorted
+    data against NumPy."""
     rng = np.random.default_rng(100 + seed)
     for _ in range(6 if ON_GPU else 2):
         dtype = rng.choice([np.int8, np.uint16, np.int32, np.int64, np.float32, np.float64])
@@ -84,6 +85,27 @@ def test_random_sizes_and_types(seed):
         assert runs == heads.size and coop.device.unique(d_range, d_unique) == heads.size
         assert_equal_exact(d_unique[:runs].copy_to_host(), sorted_range[heads], f"unique({np.dtype(dtype)}, m={m})")
         assert_equal_exact(d_lengths[:runs].copy_to_host(), np.diff(np.r_[heads, m]), "run lengths")
+        lengths = np.diff(np.r_[heads, m])
+        d_offsets, d_long = cuda.device_array(m, np.int64), cuda.device_array(m, np.int32)
+        long_runs = coop.device.non_trivial_runs(d_range, d_offsets, d_long)
+        assert long_runs == (lengths > 1).sum()
+        assert_equal_exact(d_offsets[:long_runs].copy_to_host(), heads[lengths > 1], "non_trivial_runs' offsets")
+        assert_equal_exact(d_long[:long_runs].copy_to_host(), lengths[lengths > 1].astype(np.int32), "their lengths")
+        positions = np.arange(m, dtype=np.int64)
+        d_first = cuda.device_array(m, np.int64)
+        assert coop.device.unique_by_key(d_range, cuda.to_device(positions), d_unique, d_first) == heads.size
+        assert_equal_exact(d_first[:heads.size].copy_to_host(), heads, "unique_by_key's values (positions)")
+        d_within = cuda.device_array(m, np.int64)
+        coop.device.exclusive_sum_by_key(d_range, cuda.to_device(np.ones(m, np.int32)), d_within)
+        assert_equal_exact(d_within.copy_to_host(), positions - np.repeat(heads, lengths), "exclusive_sum_by_key")
+        low, high = np.dtype(dtype).type(30), np.dtype(dtype).type(70)
+        parts = [cuda.device_array(m, dtype) for _ in range(3)]
+        small, medium = coop.device.three_way_partition(d_range, *parts, lambda v: v < low, lambda v: v < high)
+        for part, size, expected in zip(parts, (small, medium, m - small - medium),
+                                        (sorted_range[sorted_range < low],
+                                         sorted_range[(sorted_range >= low) & (sorted_range < high)],
+                                         sorted_range[sorted_range >= high])):
+            assert_equal_exact(part[:size].copy_to_host(), expected, f"three_way_partition({np.dtype(dtype)}, m={m})")
         d_gaps = cuda.device_array(m, dtype)
         coop.device.subtract_left(d_range, d_gaps)
         assert_equal_exact(d_gaps.copy_to_host(), np.diff(sorted_range, prepend=sorted_range[:0].dtype.type(0)),
