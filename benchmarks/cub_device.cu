@@ -39,7 +39,10 @@
 //    "seconds": ..., "gitems": ..., "gbytes": ..., "check": "ok"|"MISMATCH"}
 // seconds: per call (cub_timing.cuh: median of 20 after 3 warm-ups, events between back-to-back
 // calls); gitems: n / seconds * 1e-9 (Gkeys/s for the sorts); gbytes: nominal bytes read + written
-// (below, per algorithm) / seconds * 1e-9; check: the output of the last timed call against the host.
+// (below, per algorithm) / seconds * 1e-9; check: the output of the last timed call against the host;
+// host_us_per_call (n <= 2^20): wall-clock per call of 200 back-to-back calls and one synchronize.
+#include <chrono>
+
 #include <cub/device/device_adjacent_difference.cuh>
 #include <cub/device/device_histogram.cuh>
 #include <cub/device/device_partition.cuh>
@@ -121,12 +124,26 @@ template <typename T> struct Input {
   int n() const { return int(host.size()); }
 };
 
+// Host time per call (benchmarks/device.py's host_us_per_call): set for sizes up to 2^20, where
+// the GPU's part of a call is no longer than the host's; -1 where not measured.
+static bool g_measure_host = false;
+static double g_host_us = -1;
+
 // call(temp, temp_bytes) is one CUB device call; with temp == nullptr it only sizes the temp storage.
 template <typename Call> static double time_cub(Call call) {
   size_t temp_bytes = 0;
   CHECK(call(nullptr, temp_bytes));
   DeviceArray<char> temp(temp_bytes);
   const double s = time_it([&] { CHECK(call(temp.ptr, temp_bytes)); });
+  g_host_us = -1;
+  if (g_measure_host) {  // wall-clock of 200 back-to-back calls and one synchronize
+    const int calls = 200;
+    CHECK(cudaDeviceSynchronize());
+    const auto start = std::chrono::steady_clock::now();
+    for (int c = 0; c < calls; ++c) CHECK(call(temp.ptr, temp_bytes));
+    CHECK(cudaDeviceSynchronize());
+    g_host_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count() / calls;
+  }
   CHECK(cudaGetLastError());
   CHECK(cudaDeviceSynchronize());
   return s;
@@ -134,9 +151,12 @@ template <typename Call> static double time_cub(Call call) {
 
 static void report(const char* algorithm, const char* dtype, long long n, double s, double bytes, bool ok) {
   std::printf("{\"impl\": \"cub\", \"algorithm\": \"%s\", \"dtype\": \"%s\", \"n\": %lld, \"seconds\": %.9g, "
-              "\"gitems\": %.6g, \"gbytes\": %.6g, \"check\": \"%s\"}\n",
+              "\"gitems\": %.6g, \"gbytes\": %.6g, \"check\": \"%s\"",
               algorithm, dtype, n, s, double(n) / s * 1e-9, bytes / s * 1e-9, ok ? "ok" : "MISMATCH");
+  if (g_host_us >= 0) std::printf(", \"host_us_per_call\": %.3f", g_host_us);
+  std::printf("}\n");
   std::fflush(stdout);
+  g_host_us = -1;
 }
 
 // Float sums differ from the host's double sum by the order of the additions, not by a bug:
@@ -512,6 +532,7 @@ int main(int argc, char** argv) {
   Rng rng{7};
   for (int log2n : log2ns) {
     const int n = 1 << log2n;
+    g_measure_host = log2n <= 20;
     std::vector<int> ints(n);
     std::vector<float> floats(n);
     std::vector<unsigned> keys(n);

@@ -99,12 +99,16 @@ the number selected to device memory (``d_num_selected_out=``) and returns at on
 does; impl "coop_count" returns the number, so each call waits for the GPU to read it (a
 synchronisation, and the next call's launch after it, are part of its time; the table's
 line "returning the count"). CuPy's ``x[flags]`` waits too (it sizes its output, a new
-array, from the count). Also measured: coop's
+array, from the count). reduce_sum, the scans, select_flagged, histogram_even and
+segmented_reduce_sum are also timed with ``temp_storage=`` (impl "coop_temp": CUB's
+two-phase pattern, the buffer sized with ``coop.device.temp_storage_bytes`` and allocated
+once, outside the loop; the table's line "with temp_storage="). Also measured: coop's
 ``first_call_s``, the wall-clock of the first call at each size up to its result (the first
 size's compiles coop's kernels for the dtype; the CUDA context and Numba's setup come
-before, untimed); and for n <= 2^20, coop's and CuPy's ``host_us_per_call``: wall-clock per
-call of 200 back-to-back calls and one synchronize (what a call costs when the GPU's part is
-smaller than the host's).
+before, untimed); and for n <= 2^20, coop's, CUB's and CuPy's ``host_us_per_call``:
+wall-clock per call of 200 back-to-back calls and one synchronize (what a call costs when
+the GPU's part is smaller than the host's; the host-time benchmark of issue 26 runs
+``--log2n 10,12,14,16,18,20``).
 
 Checks, of the last timed call's output, each as the CUB side checks (CuPy's outputs and the
 copies too): int32 sums exactly, every prefix, modulo 2^32 (the wrap-around of int32
@@ -118,7 +122,7 @@ carries each key to its place (the CUB side's check: not stability).
 The CUB side, benchmarks/cub_device.cu, is built with nvcc (headers from $CCCL_INCLUDE)
 while coop and CuPy are timed, then run with the same sizes; the rows of the requested
 algorithms are kept. Writes DIR/device.jsonl, one line per (impl, algorithm, dtype, n):
-impl ("coop", "coop_count", "coop_out", "cub", "cupy", "torch", "copy"), algorithm, dtype, n, seconds (per call), gitems (n /
+impl ("coop", "coop_count", "coop_out", "coop_temp", "cub", "cupy", "torch", "copy"), algorithm, dtype, n, seconds (per call), gitems (n /
 seconds / 1e9; Gkeys/s for the sorts), gbytes (the CUB side's nominal bytes read and written,
 / seconds / 1e9: 4n + 4 for reduce_sum, 8n for the scans, 5n + 4k for select_flagged and
 4n + 4k for select_if with k items selected, 4n for histogram_even and segmented_reduce_sum,
@@ -429,6 +433,16 @@ def torch_view(torch, d_array):
     return torch.as_tensor(d_array, device="cuda")
 
 
+def with_temp_storage(function, *args, **kwargs):
+    """A call of ``function(*args, **kwargs)`` on a caller's temporary storage (CUB's
+    two-phase pattern: sized once and allocated once, here)."""
+    import coop
+    from numba import cuda
+
+    storage = cuda.device_array(max(1, coop.device.temp_storage_bytes(function, *args, **kwargs)), np.uint8)
+    return lambda: function(*args, temp_storage=storage, **kwargs)
+
+
 def implementations(algorithm, x, d_x, cupy, torch=None):
     """``(impl, row's algorithm, call, output)`` for each implementation of ``algorithm`` timed
     on ``x`` (on the device: ``d_x``), made as the loop gets to it (a fresh, poisoned output
@@ -443,6 +457,7 @@ def implementations(algorithm, x, d_x, cupy, torch=None):
         function = getattr(coop.device, SUMS[algorithm])
         d_out = poisoned(x.dtype, 1 if algorithm == "reduce_sum" else n)
         yield "coop", algorithm, lambda: function(d_x, d_out), d_out.copy_to_host
+        yield "coop_temp", algorithm, with_temp_storage(function, d_x, d_out), d_out.copy_to_host
         if cupy is not None and algorithm != "exclusive_sum":  # (CuPy has no exclusive sum)
             # dtype=: summed in the input's type, as CUB and coop sum here (CuPy would sum int32 in
             # int64); out=: into the given output, no allocation, as the others
@@ -469,6 +484,10 @@ def implementations(algorithm, x, d_x, cupy, torch=None):
             last[0] = select()
 
         yield "coop", algorithm, coop_select, lambda: d_out.copy_to_host()[:int(d_count.copy_to_host()[0])]
+        if algorithm == "select_flagged":
+            yield ("coop_temp", algorithm,
+                   with_temp_storage(coop.device.select_flagged, d_x, d_flags, d_out, d_num_selected_out=d_count),
+                   lambda: d_out.copy_to_host()[:int(d_count.copy_to_host()[0])])
         yield "coop_count", algorithm, coop_select_count, lambda: d_out.copy_to_host()[:last[0]]
         if cupy is not None and algorithm == "select_flagged":
             c_x, c_flags = cupy_view(cupy, d_x), cupy_view(cupy, d_flags).view(cupy.bool_)  # (flags 0 or 1)
@@ -481,6 +500,8 @@ def implementations(algorithm, x, d_x, cupy, torch=None):
         d_histogram = poisoned(np.int32, BINS)
         yield ("coop", algorithm, lambda: coop.device.histogram_even(d_x, d_histogram, BINS, LOWER, UPPER),
                d_histogram.copy_to_host)
+        yield ("coop_temp", algorithm, with_temp_storage(coop.device.histogram_even, d_x, d_histogram, BINS, LOWER,
+                                                         UPPER), d_histogram.copy_to_host)
         if cupy is not None:
             c_x = cupy_view(cupy, d_x)
 
@@ -493,6 +514,8 @@ def implementations(algorithm, x, d_x, cupy, torch=None):
         d_out = poisoned(np.int32, n // SEGMENT)
         yield ("coop", algorithm, lambda: coop.device.segmented_reduce(d_x, d_out, d_offsets, coop.ops.add, 0),
                d_out.copy_to_host)
+        yield ("coop_temp", algorithm, with_temp_storage(coop.device.segmented_reduce, d_x, d_out, d_offsets,
+                                                         coop.ops.add, 0), d_out.copy_to_host)
     elif algorithm == "subtract_left":
         d_out = poisoned(x.dtype, n)
         yield "coop", algorithm, lambda: coop.device.subtract_left(d_x, d_out), d_out.copy_to_host
@@ -691,25 +714,22 @@ def table(rows):
         return f"**{a['gbytes'] / b['gbytes']:.3f}**" if bold else f"{a['gbytes'] / b['gbytes']:.3f}"
 
     lines = ["| algorithm | dtype | n | coop GB/s | CUB GB/s | CuPy (PyTorch) GB/s | coop/CUB | coop/CuPy (PyTorch) "
-             "| host µs/call coop / CuPy (PyTorch) |", "|---|---|--:|--:|--:|--:|--:|--:|--:|"]
+             "| host µs/call coop / CUB / CuPy (PyTorch) |", "|---|---|--:|--:|--:|--:|--:|--:|--:|"]
     for algorithm, dtype, n in keys:
         coop, cub, cupy = (by_key.get((impl, algorithm, dtype, n)) for impl in ("coop", "cub", "cupy"))
         cupy = cupy or by_key.get(("torch", algorithm, dtype, n))  # (top_k's third: PyTorch)
-        host = [number(r and r.get("host_us_per_call")) for r in (coop, cupy)]
+        host = [number(r and r.get("host_us_per_call")) for r in (coop, cub, cupy)]
         lines.append(f"| {algorithm} | {dtype} | 2^{n.bit_length() - 1} | {gbytes(coop)} | {gbytes(cub)} "
                      f"| {gbytes(cupy)} | {ratio(coop, cub, bold=True)} | {ratio(coop, cupy)} "
-                     f"| {'—' if host == ['—', '—'] else ' / '.join(host)} |")
-        waiting = by_key.get(("coop_count", algorithm, dtype, n))
-        if waiting:
-            lines.append(f"| ↳ coop returning the count (the call waits) | {dtype} | 2^{n.bit_length() - 1} "
-                         f"| {gbytes(waiting)} | {gbytes(cub)} | {gbytes(cupy)} | {ratio(waiting, cub, bold=True)} "
-                         f"| {ratio(waiting, cupy)} | {number(waiting.get('host_us_per_call'))} |")
-        out_of_place = by_key.get(("coop_out", algorithm, dtype, n))
-        if out_of_place:
-            lines.append(f"| ↳ coop out of place (d_keys_out=, no copy) | {dtype} | 2^{n.bit_length() - 1} "
-                         f"| {gbytes(out_of_place)} | {gbytes(cub)} | {gbytes(cupy)} "
-                         f"| {ratio(out_of_place, cub, bold=True)} | {ratio(out_of_place, cupy)} "
-                         f"| {number(out_of_place.get('host_us_per_call'))} |")
+                     f"| {'—' if set(host) == {'—'} else ' / '.join(host)} |")
+        for impl, label in (("coop_temp", "coop with temp_storage="),
+                            ("coop_count", "coop returning the count (the call waits)"),
+                            ("coop_out", "coop out of place (d_keys_out=, no copy)")):
+            variant = by_key.get((impl, algorithm, dtype, n))
+            if variant:
+                lines.append(f"| ↳ {label} | {dtype} | 2^{n.bit_length() - 1} | {gbytes(variant)} | {gbytes(cub)} "
+                             f"| {gbytes(cupy)} | {ratio(variant, cub, bold=True)} | {ratio(variant, cupy)} "
+                             f"| {number(variant.get('host_us_per_call'))} |")
         copy = by_key.get(("copy", algorithm + COPY, dtype, n))
         if coop and copy and coop["seconds"] and copy["seconds"]:
             seconds = coop["seconds"] - copy["seconds"]

@@ -124,7 +124,7 @@ def _offline_checks():  # noqa: C901  (one scenario after another)
         return DeviceNDArray(shape, strides, dtype, gpu_data=memory)
 
     class Recorder:
-        """``cuda.bindings.driver`` with cuCtxGetCurrent and cuLaunchKernel made up."""
+        """``cuda.bindings.driver`` with cuCtxGetCurrent, cuStreamIsCapturing and cuLaunchKernel made up."""
 
         CUfunction = binding.CUfunction
 
@@ -133,6 +133,9 @@ def _offline_checks():  # noqa: C901  (one scenario after another)
 
         def cuCtxGetCurrent(self):
             return binding.CUresult.CUDA_SUCCESS, binding.CUcontext(self.context)
+
+        def cuStreamIsCapturing(self, stream):  # (launch_stream's question: never capturing here)
+            return binding.CUresult.CUDA_SUCCESS, binding.CUstreamCaptureStatus.CU_STREAM_CAPTURE_STATUS_NONE
 
         def cuLaunchKernel(self, f, gx, gy, gz, bx, by, bz, shared, stream, params, extra):
             assert isinstance(f, binding.CUfunction) and shared == 0 and extra == 0 and isinstance(params, int)
@@ -289,6 +292,12 @@ def _offline_checks():  # noqa: C901  (one scenario after another)
     overload.library = types.SimpleNamespace(get_cufunc=lambda: types.SimpleNamespace(handle=binding.CUkernel(0xBEE)))
     _host.launch(kernel, 1, 32, 0, i32, 5)
     assert recorder.launches.pop()["function"] == 0xF00  # (same context: the handle it had)
+    recorder.context = 0xD00D
+    _host.launch(kernel, 1, 32, 0, i32, 5)
+    assert recorder.launches.pop()["function"] == 0xBEE
+    recorder.context = 0xC0DE  # (back on the first: its handle kept, not taken again)
+    _host.launch(kernel, 1, 32, 0, i32, 5)
+    assert recorder.launches.pop()["function"] == 0xF00
     recorder.context = 0xD00D
     _host.launch(kernel, 1, 32, 0, i32, 5)
     assert recorder.launches.pop()["function"] == 0xBEE

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import coop
+from coop.device import _host
 from numba import cuda
 
 from helpers import FULL_MATRIX, assert_equal_exact
@@ -163,8 +164,16 @@ CALLS = [
 ]
 
 
+def _device_arrays(args):
+    for arg in args:
+        if isinstance(arg, tuple):
+            yield from _device_arrays(arg)
+        elif hasattr(arg, "copy_to_device"):
+            yield arg
+
+
 @pytest.mark.parametrize("name,make", CALLS, ids=[f"{name}-{make.__name__.strip('_')}" for name, make in CALLS])
-def test_callers_storage_gives_the_same_results(name, make):
+def test_callers_storage_gives_the_same_results(name, make, monkeypatch):
     function = getattr(coop.device, name)
     args, outputs = make(N)
     expected_return = function(*args)
@@ -173,14 +182,42 @@ def test_callers_storage_gives_the_same_results(name, make):
     needed = coop.device.temp_storage_bytes(function, *args)
     assert needed >= 0
     storage = cuda.to_device(np.full(needed + 8, 0xFF, np.uint8))  # (garbage: the call initialises it)
-    for _ in range(2):  # twice on one buffer, garbage between: nothing carries over
-        args, outputs = make(N)
+    sized = []
+    sizing = _host.temp_storage_bytes
+    monkeypatch.setattr(_host, "temp_storage_bytes", lambda *a, **k: sized.append(1) or sizing(*a, **k))
+    inputs = [(array, array.copy_to_host()) for array in _device_arrays(args)]
+    # twice on one buffer and the same arrays (their contents restored: some sort in
+    # place), garbage between: nothing carries over; the first call is sized, the second
+    # takes its layout
+    for call in range(2):
+        for array, contents in inputs:
+            array.copy_to_device(contents)
         got_return = function(*args, temp_storage=storage)
         assert got_return == expected_return
         written = slice(got_return) if name in COUNTED else slice(None)  # (past the count: unset)
         for out, want in zip(outputs, expected):
-            assert_equal_exact(out.copy_to_host()[written], want[written], f"{name} with temp_storage")
+            assert_equal_exact(out.copy_to_host()[written], want[written], f"{name} with temp_storage, call {call}")
         storage.copy_to_device(np.full(needed + 8, 0xFF, np.uint8))
+    assert len(sized) == 1, f"{name}: sized {len(sized)} times in two calls of the same arguments on one buffer"
+
+
+def test_a_kept_layout_is_for_its_buffer_and_arguments():
+    d_x, d_out = cuda.to_device(_ints(N, 30)), cuda.device_array(N, np.int32)
+    expected = np.cumsum(_ints(N, 30))
+    needed = coop.device.temp_storage_bytes(coop.device.inclusive_sum, d_x, d_out)
+    storage = cuda.device_array(2 * needed, np.uint8)
+    for buffer in (storage, storage[:needed], storage, storage[needed:]):  # (one address, two lengths; another)
+        coop.device.inclusive_sum(d_x[:N // 3], d_out, temp_storage=buffer)  # (fewer items first: smaller regions)
+        assert_equal_exact(d_out.copy_to_host()[:N // 3], expected[:N // 3], "inclusive_sum of a third")
+        coop.device.inclusive_sum(d_x, d_out, temp_storage=buffer)
+        assert_equal_exact(d_out.copy_to_host(), expected, "inclusive_sum")
+    with pytest.raises(ValueError, match=r"coop.device.inclusive_sum: temp_storage is too small"):
+        coop.device.inclusive_sum(d_x, d_out, temp_storage=storage[:needed - 1])
+    # the same arrays, another operator: its own layout (a tuple-free max scan of another dtype)
+    d_wide = cuda.device_array(N, np.int64)
+    needed_wide = coop.device.temp_storage_bytes(coop.device.inclusive_scan, d_x, d_wide, coop.ops.max)
+    coop.device.inclusive_scan(d_x, d_wide, coop.ops.max, temp_storage=cuda.device_array(needed_wide, np.uint8))
+    assert_equal_exact(d_wide.copy_to_host(), np.maximum.accumulate(_ints(N, 30)).astype(np.int64), "max scan")
 
 
 def test_sizes():

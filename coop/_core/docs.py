@@ -589,15 +589,19 @@ or a ``@cuda.jit(device=True)`` function.
 
 PARAGRAPHS["device_stream"] = """
 A Numba, CuPy or PyTorch stream, or a ``cudaStream_t`` handle; default: the default
-stream. The call returns without waiting for the GPU.
+stream. The call returns without waiting for the GPU. A stream capturing a CUDA graph
+takes the call with ``temp_storage=`` (and, where the function returns a count, with
+the device array to write it to); without them the call raises, saying what to pass.
 """
 
 PARAGRAPHS["device_temp_storage"] = """
 A device array (any dtype; its bytes are used) for the call's temporary storage,
 CUB's two-phase pattern: at least ``coop.device.temp_storage_bytes(<this function>,
 <the same arguments>)`` bytes. Without it the call uses coop's own, kept between calls
-per stream. The call initialises what it needs, so the memory may serve other purposes
-between calls.
+per stream and device. The call initialises what it needs, so the memory may serve other
+purposes between calls, and a CUDA graph capturing the call replays it correctly. The
+first call on a buffer with given arguments sizes and lays it out; later ones with the
+same arrays, sizes and buffer reuse that layout (a few microseconds).
 """
 
 PARAGRAPHS["device_returns"] = """

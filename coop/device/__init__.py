@@ -31,10 +31,21 @@ composing them.
 - ``lower_bound(d_range, d_values, d_output, comp=None)``, ``upper_bound(...)``
   (DeviceFind): binary searches of a sorted range.
 
-Temporary storage is coop's own, kept between calls per stream, unless the call gets
-``temp_storage=``, a device array of at least ``temp_storage_bytes(function, <the call's
-arguments>)`` bytes (CUB's two-phase pattern; the sizing runs the call's host side and
-launches nothing).
+Temporary storage is coop's own, kept between calls per stream and device, unless the
+call gets ``temp_storage=``, a device array of at least ``temp_storage_bytes(function,
+<the call's arguments>)`` bytes (CUB's two-phase pattern; the sizing runs the call's host
+side and launches nothing; the first call on a buffer lays it out, later calls with the
+same arrays reuse that layout).
+
+CUDA graphs: a call with ``temp_storage=`` on a stream that is capturing (Numba's stream
+with cuda.bindings' ``cuStreamBeginCapture``, CuPy's ``Stream.begin_capture``,
+``torch.cuda.graph``) is captured, and each replay initialises the storage again; calls a
+graph cannot hold raise, saying what to pass (no ``temp_storage=``, a count returned
+rather than written to ``d_num_selected_out=``, the default stream while another stream
+captures). Make one call before capturing: the first compiles.
+
+Several GPUs: each device has its own temporaries, SM count and kernels; call from a
+thread per device (``cuda.select_device(i)`` in it, or ``with cuda.gpus[i]:``).
 
 ``coop.device.lookback``: the decoupled look-back the single-pass kernels are built on
 (``TileStates``, ``claim_tile``, ``tile_prefix``...), for kernels of your own.

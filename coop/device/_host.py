@@ -11,9 +11,12 @@ streams, operators given on the host, launch sizes, kernel caches and the launch
 - ``is_same_memory(function, name, array, other_name, other)``: whether two device
   arrays are the same memory (an output given as its input); partly overlapping ones
   are an ``ArgumentValueError``.
-- ``launch_stream(stream)``: ``stream=`` as a Numba stream: None (the default stream), a
-  Numba stream, a CuPy stream (``.ptr``), a PyTorch stream (``.cuda_stream``) or a raw
-  ``cudaStream_t`` handle (an int; one Numba stream kept per handle).
+- ``launch_stream(stream, waits_without=None)``: ``stream=`` as a Numba stream: None (the
+  default stream), a Numba stream, a CuPy stream (``.ptr``), a PyTorch stream
+  (``.cuda_stream``) or a raw ``cudaStream_t`` handle (an int; one Numba stream kept per
+  handle). A stream capturing a CUDA graph takes only calls with ``temp_storage=`` that do
+  not wait for the GPU (``waits_without``: the parameter without which the call does;
+  ``copied_to_host(array, stream)`` is that wait); the others raise, naming what to pass.
 - ``device_operator(op)``: an operator usable inside coop's kernels: coop.ops operators,
   ``operator.add`` and friends and ``@cuda.jit(device=True)`` functions as they are; a
   lambda or plain function given on the host compiled as a device function (once per
@@ -22,7 +25,9 @@ streams, operators given on the host, launch sizes, kernel caches and the launch
   (``coop._core.docs``), as the kernel-side primitives' are.
 - ``resident_blocks(threads)``: how many blocks of ``threads`` fill the GPU once;
   ``kernel_resident_blocks(kernel, threads, *args)``: the same at a kernel's own
-  occupancy (its registers and shared memory).
+  occupancy (its registers and shared memory). Both, the kept temporaries and the
+  launcher's kernel handles are per device (``current_context()``): a process may call
+  coop.device on several GPUs, from a thread each.
 - ``launch(kernel, griddim, blockdim, stream, *args)``: ``kernel[griddim, blockdim,
   stream](*args)``, without most of Numba's per-launch host work (below);
   ``launch_over(kernel, count, stream, *args)``: a grid-stride kernel over ``count``
@@ -39,7 +44,11 @@ streams, operators given on the host, launch sizes, kernel caches and the launch
   pattern): the call's temporaries carved from the caller's device array instead (state
   kept only for the call: what needs zeros is zeroed by the call), after checking that it
   holds ``temp_storage_bytes(function, ...)``: the bytes the same call takes, found by
-  running its host side with no launch (``launch``, ``fill_zero`` do nothing then).
+  running its host side with no launch (``launch``, ``fill_zero`` do nothing then). The
+  sizing and the carving are done once for a buffer and the arguments' key: later calls
+  take the kept layout (a few microseconds of host time, as a call without
+  ``temp_storage``), and a CUDA graph may capture them: each call's kernels initialise
+  the state they need.
 
 The launcher (``launch``) is numba-cuda's launch with most of its per-launch host work
 done once per kernel and argument types: ``coop._core.compilers.numba_cuda_launch``.
@@ -71,9 +80,10 @@ else:
 
     from coop._core.compilers import numba_cuda_launch
 
-__all__ = ["documented", "device_array", "check_length", "launch_stream", "device_operator", "resident_blocks",
-           "kernel_resident_blocks", "launch", "launch_over", "fill_zero", "copy_items", "temporary", "temporary_with_state",
-           "zeroed_temporary", "is_same_memory", "segment_offsets", "takes_temp_storage", "temp_storage_bytes"]
+__all__ = ["documented", "device_array", "check_length", "launch_stream", "copied_to_host", "device_operator",
+           "current_context", "resident_blocks", "kernel_resident_blocks", "launch", "launch_over", "fill_zero",
+           "copy_items", "temporary", "temporary_with_state", "zeroed_temporary", "is_same_memory", "segment_offsets",
+           "takes_temp_storage", "temp_storage_bytes"]
 
 
 def documented(function):
@@ -148,21 +158,57 @@ def is_same_memory(function, name, array, other_name, other):
     return False
 
 
-def launch_stream(stream):
-    """``stream=`` as a Numba stream (0: the default stream)."""
+def launch_stream(stream, waits_without=None):
+    """``stream=`` as a Numba stream (0: the default stream), checked against a CUDA
+    graph being captured: then the call must have ``temp_storage=`` (a kept temporary's
+    state would be baked into the graph, and its replays would share it), and must not
+    wait for the GPU (``waits_without``: the parameter not given, without which the call
+    returns a result read back from the GPU)."""
     if stream is None or (isinstance(stream, int) and stream == 0):
-        return 0
-    if SIMULATOR:
+        launched = 0
+    elif SIMULATOR:
         if isinstance(stream, (int, SimulatedStream)) or _stream_handle(stream) is not None:
             return 0  # (the simulator runs each launch to its end, in order)
+        launched = None
+    elif isinstance(stream, Stream):
+        launched = stream
     else:
-        if isinstance(stream, Stream):
-            return stream
         handle = stream if isinstance(stream, int) else _stream_handle(stream)
-        if handle is not None:
-            return _external_stream(handle)
-    raise ArgumentTypeError(f"coop.device: stream must be None, a Numba, CuPy or PyTorch stream, or a cudaStream_t "
-                            f"handle (int), got {type(stream).__name__}")
+        launched = _external_stream(handle) if handle is not None else None
+    if launched is None:
+        raise ArgumentTypeError(f"coop.device: stream must be None, a Numba, CuPy or PyTorch stream, or a "
+                                f"cudaStream_t handle (int), got {type(stream).__name__}")
+    if not SIMULATOR and not (_CALL.storage is not None and _CALL.storage.sizing):
+        capture = numba_cuda_launch.capture_status(launched)
+        if capture is not None:
+            _refuse_capture(capture, waits_without)
+    return launched
+
+
+def _refuse_capture(capture, waits_without):
+    function = f"coop.device.{_CALL.function}"
+    if capture == "implicit":
+        raise ArgumentValueError(f"{function}: stream is the legacy default stream while a CUDA graph is being "
+                                 f"captured on another stream of this device: pass the capturing stream as stream= "
+                                 f"(a Numba, CuPy or PyTorch stream, or its cudaStream_t handle)")
+    if _CALL.storage is None:
+        raise ArgumentValueError(f"{function}: stream is capturing a CUDA graph: pass temp_storage= (a device array of "
+                                 f"coop.device.temp_storage_bytes({function}, ...) bytes), which the call initialises "
+                                 f"on the stream, so that every replay of the graph starts afresh (without it the "
+                                 f"call keeps state between calls, which the replays would share)")
+    if waits_without is not None:
+        raise ArgumentValueError(f"{function}: stream is capturing a CUDA graph, and without {waits_without}= the call "
+                                 f"waits for the GPU to return its result: pass {waits_without}= (a device array the "
+                                 f"result is written to)")
+
+
+def copied_to_host(array, stream):
+    """``array`` on the host, once the GPU has written it (a call's result returned
+    rather than written to device memory); zeros while sizing ``temp_storage``, where
+    nothing ran."""
+    if _CALL.storage is not None and _CALL.storage.sizing:
+        return np.zeros(array.size, array.dtype)
+    return array.copy_to_host(stream=stream)
 
 
 _STREAM_ATTRIBUTES = {}  # (a stream class: the attribute holding its handle)
@@ -247,11 +293,27 @@ def device_operator(function, name, op):
                                  f"numba-cuda-mlir), got {op!r}")
 
 
-@functools.lru_cache(maxsize=None)
+def current_context():
+    """The current CUDA context's handle (0 on the simulator): what coop.device keeps per
+    device (temporaries, SM counts, occupancies) is kept per context. Asked once a call
+    (``_entered``)."""
+    context = _CALL.context
+    return _thread_context() if context is None else context
+
+
+def _thread_context():
+    return 0 if SIMULATOR else numba_cuda_launch.current_context()
+
+
+_MULTIPROCESSORS = {}  # (a context: its device's multiprocessors)
+
+
 def _multiprocessors():
-    if SIMULATOR:
-        return 1
-    return cuda.get_current_device().MULTIPROCESSOR_COUNT
+    context = current_context()
+    count = _MULTIPROCESSORS.get(context)
+    if count is None:
+        count = _MULTIPROCESSORS[context] = 1 if SIMULATOR else cuda.get_current_device().MULTIPROCESSOR_COUNT
+    return count
 
 
 def resident_blocks(threads, per_multiprocessor_threads=2048):
@@ -266,15 +328,16 @@ def kernel_resident_blocks(kernel, threads, *args):
     """Blocks of ``threads`` of ``kernel`` that fill every multiprocessor once at the
     kernel's own occupancy (its registers and shared memory, as CUB sizes its grids
     with cudaOccupancyMaxActiveBlocksPerMultiprocessor): those of its overload for
-    ``args``, compiled if needed, found once a kernel. ``resident_blocks(threads)`` on
+    ``args``, compiled if needed, found once a kernel and device. ``resident_blocks(threads)`` on
     the simulator and while sizing ``temp_storage``."""
     if SIMULATOR or (_CALL.storage is not None and _CALL.storage.sizing):
         return resident_blocks(threads)
-    blocks = _KERNEL_RESIDENT_BLOCKS.get(kernel)
+    key = (kernel, current_context())
+    blocks = _KERNEL_RESIDENT_BLOCKS.get(key)
     if blocks is None:
         argtypes = tuple(kernel.typeof_pyval(arg) for arg in args)
         overload = kernel.overloads.get(argtypes) or kernel.compile(argtypes)
-        blocks = _KERNEL_RESIDENT_BLOCKS[kernel] = max(1, overload.max_cooperative_grid_blocks(threads))
+        blocks = _KERNEL_RESIDENT_BLOCKS[key] = max(1, overload.max_cooperative_grid_blocks(threads))
     return blocks
 
 
@@ -299,7 +362,10 @@ def launch_over(kernel, count, stream, *args):
 
 
 def fill_zero(array, count, stream):
-    launch_over(_zero, count, stream, array, count)
+    if _CALL.storage is not None and _CALL.storage.sizing:
+        return
+    if SIMULATOR or not numba_cuda_launch.zero(array, count, stream):
+        launch_over(_zero, count, stream, array, count)
 
 
 def copy_items(src, dst, count, stream):
@@ -330,7 +396,9 @@ def temporary_with_state(role, size, dtype, stream):
     """``temporary``'s array and a dict kept with it, empty when the array is new."""
     if _CALL.storage is not None:
         return _CALL.storage.take(role, size, dtype)
-    key = (role, dtype, int(stream))  # (a Numba stream's int is its handle: external streams of one handle share)
+    # (a Numba stream's int is its handle: external streams of one handle share; the
+    # default stream is each device's own)
+    key = (role, dtype, int(stream), current_context())
     if _CALL.kept is not None:
         _CALL.kept.append(key)
     entry = _TEMPORARIES.get(key)
@@ -345,6 +413,8 @@ ALIGNMENT = 256  # (bytes: each temporary starts at a multiple, as cudaMalloc's)
 
 
 class _CallState(threading.local):
+    function = None  # (the running public call's name, for messages)
+    context = None  # (the running call's CUDA context: current_context())
     storage = None  # (the running call's _UsersStorage, if it has one)
     kept = None  # (the keys of the kept temporaries the running call has taken)
 
@@ -352,35 +422,39 @@ class _CallState(threading.local):
 _CALL = _CallState()
 
 
-@contextlib.contextmanager
-def _kept_state_dropped_on_error():
-    """Forget the kept temporaries a call took if it ends with an exception (a bad
+def _entered(name):
+    """The running call's name and context set (``name``, the thread's current context);
+    returns the outer call's, which the call restores when it ends."""
+    outer = _CALL.function, _CALL.context
+    _CALL.function, _CALL.context = name, _thread_context()
+    return outer
+
+
+def _drop_kept_state(keys):
+    """Forget the kept temporaries a call took when it ends with an exception (a bad
     argument found late, an error in a simulated kernel, KeyboardInterrupt): a kernel
     stopped part-way leaves counters that every completed kernel sets back to zero (a
     tile claim, a last block's arrival) in the middle, and the next call would read them.
     Forgotten, they are made again (zeroed where they must be) by the next call."""
-    outer, _CALL.kept = _CALL.kept, []
-    try:
-        yield
-    except BaseException:
-        for key in _CALL.kept:
-            _TEMPORARIES.pop(key, None)
-        raise
-    finally:
-        _CALL.kept = outer
+    for key in keys:
+        _TEMPORARIES.pop(key, None)
 
 
 class _UsersStorage:
     """A call's temporaries, carved one after another from ``buffer`` (a uint8 device
     array), or only counted (``buffer`` None: sizing, nothing launched). A role asked for
     again in the call gets the same array and state (a sort's passes share their
-    look-back's epochs)."""
+    look-back's epochs). ``plan``: an earlier call's arrays for the same arguments and
+    buffer (``layout()``), taken again with fresh state, nothing carved."""
 
-    def __init__(self, buffer):
+    def __init__(self, buffer, plan=None):
         self.buffer = buffer
         self.sizing = buffer is None
-        self.used = 0
-        self.regions = {}
+        if plan is None:
+            self.used, self.regions = 0, {}
+        else:
+            self.used, arrays = plan
+            self.regions = {role: (array, {}) for role, array in arrays.items()}
 
     def take(self, role, size, dtype):
         dtype = np.dtype(dtype)
@@ -392,10 +466,18 @@ class _UsersStorage:
         self.used += -(-count * dtype.itemsize // ALIGNMENT) * ALIGNMENT
         if self.sizing:
             array = _placeholder(dtype)
-        else:
+        elif self.used > self.buffer.nbytes:  # (never, if the sizing run asked what this call asks)
+            raise _error(_CALL.function, "temp_storage", f"is too small: {self.buffer.nbytes} bytes, at least "
+                                                         f"{self.used} needed", ArgumentValueError)
+        elif SIMULATOR:
             array = self.buffer[offset:offset + count * dtype.itemsize].view(dtype)
+        else:
+            array = numba_cuda_launch.unowned_view(self.buffer, offset, count, dtype)
         entry = self.regions[role] = (array, {})
         return entry
+
+    def layout(self):
+        return self.used, {role: array for role, (array, _) in self.regions.items()}
 
 
 @functools.lru_cache(maxsize=None)
@@ -449,33 +531,119 @@ def temp_storage_bytes(function, *args, **kwargs):
     if implementation is None:
         raise ArgumentTypeError(f"coop.device.temp_storage_bytes: function must be a coop.device function, got "
                                 f"{function!r}")
-    with _using(_UsersStorage(None)) as storage:
-        implementation(*args, **kwargs)
+    outer = _entered(function.__name__)
+    try:
+        with _using(_UsersStorage(None)) as storage:
+            implementation(*args, **kwargs)
+    finally:
+        _CALL.function, _CALL.context = outer
     return storage.used
+
+
+_PLANS = {}  # ((function, arguments' key, buffer's pointer and bytes): a _UsersStorage layout), newest 256
+_SCALARS = frozenset([int, float, bool, str, complex, type(None), np.bool_]
+                     + [np.dtype(code).type for code in "bBhHiIlLqQefdgFD"])
+
+
+class _Unkeyable(Exception):
+    pass
+
+
+def _argument_key(value):
+    """What of an argument can decide a call's temporaries: a device array's type,
+    memory and shape, a scalar's class and value, an operator's code (``_code_key``),
+    a stream's handle; ``_Unkeyable`` for anything else."""
+    cls = value.__class__
+    if cls is DeviceArray:
+        return _array_key(value)
+    if cls in _SCALARS:
+        return cls, value
+    if cls is tuple or cls is list:
+        return cls, tuple(map(_argument_key, value))
+    if inspect.isfunction(value):
+        return _code_key(value)
+    interface = getattr(value, "__cuda_array_interface__", None)
+    if interface is not None:
+        return (cls, interface["data"][0], interface["typestr"], interface["shape"], interface.get("strides"),
+                interface.get("descr") and str(interface["descr"]))
+    if not SIMULATOR and isinstance(value, Stream):
+        return "stream", int(value)
+    handle = _stream_handle(value) if not isinstance(value, type) else None
+    if handle is not None:
+        return "stream", handle
+    try:
+        hash(value)
+    except TypeError:
+        raise _Unkeyable from None
+    return cls, value  # (an operator object: coop.ops', operator.add, a compiled device function)
+
+
+def _array_key(array):
+    """A device array's type, memory and shape."""
+    if SIMULATOR:
+        return array.dtype.str, array.shape, array.strides, _address(array)
+    return numba_cuda_launch.array_key(array)
+
+
+def _plan_key(function, args, kwargs, buffer):
+    """The key of the plans of ``function`` called with ``args``, ``kwargs`` on
+    ``buffer``, or None (an argument that cannot be a key: the call is sized each time)."""
+    try:
+        return (function, tuple(map(_argument_key, args)),
+                tuple((name, _argument_key(value)) for name, value in kwargs.items()),
+                _array_key(buffer), current_context())
+    except _Unkeyable:
+        return None
 
 
 def takes_temp_storage(function):
     """``function`` (a public coop.device function whose last parameter is
     ``temp_storage=None``, unused by its body) with ``temp_storage`` served (see the
-    module docstring)."""
+    module docstring). A call on a caller's buffer is sized (``temp_storage_bytes``) and
+    carved the first time only: its layout is kept for later calls with arguments of the
+    same key (``_argument_key``: what can change the temporaries it takes) on the same
+    buffer (its regions are views that keep no memory alive)."""
     name = function.__name__
     last = len(inspect.signature(function).parameters) - 1
 
     @functools.wraps(function)
     def call(*args, **kwargs):
         temp_storage = kwargs.pop("temp_storage", None) if len(args) <= last else args[last]
-        if temp_storage is None:
-            with _kept_state_dropped_on_error():
-                return function(*args[:last], **kwargs)
-        args = args[:last]
-        buffer = device_array(name, "temp_storage", temp_storage)
-        needed = temp_storage_bytes(call, *args, **kwargs)
-        if buffer.nbytes < needed:
-            raise _error(name, "temp_storage", f"is too small: {buffer.nbytes} bytes, {needed} needed "
-                                               f"(coop.device.temp_storage_bytes(coop.device.{name}, ...))",
-                         ArgumentValueError)
-        with _using(_UsersStorage(buffer.view(np.uint8))):
-            return function(*args, **kwargs)
+        outer = _entered(name)
+        try:
+            if temp_storage is None:
+                kept, _CALL.kept = _CALL.kept, []
+                try:
+                    return function(*args[:last], **kwargs)
+                except BaseException:
+                    _drop_kept_state(_CALL.kept)
+                    raise
+                finally:
+                    _CALL.kept = kept
+            args = args[:last]
+            buffer = device_array(name, "temp_storage", temp_storage)
+            if buffer.dtype != np.uint8:
+                buffer = buffer.view(np.uint8)
+            key = _plan_key(call, args, kwargs, buffer)
+            plan = _PLANS.pop(key, None) if key is not None else None
+            if plan is None:
+                needed = temp_storage_bytes(call, *args, **kwargs)
+                if buffer.nbytes < needed:
+                    raise _error(name, "temp_storage", f"is too small: {buffer.nbytes} bytes, {needed} needed "
+                                                       f"(coop.device.temp_storage_bytes(coop.device.{name}, ...))",
+                                 ArgumentValueError)
+            storage, _CALL.storage = _CALL.storage, _UsersStorage(buffer, plan)
+            try:
+                result = function(*args, **kwargs)
+            finally:
+                storage, _CALL.storage = _CALL.storage, storage
+            if key is not None:
+                _PLANS[key] = storage.layout()
+                while len(_PLANS) > 256:
+                    del _PLANS[next(iter(_PLANS))]
+            return result
+        finally:
+            _CALL.function, _CALL.context = outer
 
     call._without_temp_storage = function
     return call
@@ -493,4 +661,4 @@ def launch(kernel, griddim, blockdim, stream, *args):
     if SIMULATOR:
         kernel[griddim, blockdim, stream](*args)
     else:
-        numba_cuda_launch.launch(kernel, griddim, blockdim, stream, args)
+        numba_cuda_launch.launch(kernel, griddim, blockdim, stream, args, _CALL.context)

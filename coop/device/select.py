@@ -30,8 +30,8 @@ from coop._core.backend import SIMULATOR
 from coop._core.arithmetic import unequal
 from coop._core.constants import without_dead_branches
 from coop._core.errors import ArgumentTypeError, ArgumentValueError
-from coop.device._host import (check_length, device_array, device_operator, documented, fill_zero, is_same_memory,
-                               launch, launch_over, launch_stream, takes_temp_storage, temporary)
+from coop.device._host import (check_length, copied_to_host, device_array, device_operator, documented, fill_zero,
+                               is_same_memory, launch, launch_over, launch_stream, takes_temp_storage, temporary)
 from coop.device._tiles import BLOCK_THREADS, items_per_thread, tile_head_flagger, tile_loader
 from coop.device.lookback import TileStates, claim_tile, tile_prefix
 
@@ -285,7 +285,7 @@ def _select(function, d_in, flags, d_out, predicate, partition, d_num_selected_o
                                     f"least 32 bits (64 from 2^31 items on), got {count.dtype}")
     if predicate is not None:
         predicate = device_operator(function, "predicate", predicate)
-    stream = launch_stream(stream)
+    stream = launch_stream(stream, waits_without=count_name if d_num_selected_out is None else None)
     if d_num_selected_out is None:
         count = temporary("count", 1, np.int64, stream)
     positions = positions_of(n, stream) if positions_of is not None and n else None
@@ -305,7 +305,7 @@ def _select(function, d_in, flags, d_out, predicate, partition, d_num_selected_o
     else:
         fill_zero(count, 1, stream)
     if d_num_selected_out is None:
-        return int(count.copy_to_host(stream=stream)[0])
+        return int(copied_to_host(count, stream)[0])
 
 
 @documented
@@ -682,7 +682,7 @@ def non_trivial_runs(d_in, d_offsets_out, d_lengths_out, d_num_runs_out=None, st
                                     f"lengths), got {out.dtype}")
     d_offsets_out, d_lengths_out = outputs.values()
     n = d_in.size
-    stream = launch_stream(stream)
+    stream = launch_stream(stream, waits_without="d_num_runs_out" if d_num_runs_out is None else None)
     every_length = temporary(f"{function}.lengths", n, d_lengths_out.dtype, stream)  # (at least n items)
     runs = temporary(f"{function}.runs", 1, np.int64, stream)
     # (every run's length, zeros past them: the next select reads n)
@@ -818,7 +818,7 @@ def three_way_partition(d_in, d_first_part_out, d_second_part_out, d_unselected_
         if counts.dtype.kind not in "iu" or counts.dtype.itemsize < 4:
             raise ArgumentTypeError(f"coop.device.{function}: d_num_selected_out must be of an integer dtype of at "
                                     f"least 32 bits, got {counts.dtype}")
-    stream = launch_stream(stream)
+    stream = launch_stream(stream, waits_without="d_num_selected_out" if d_num_selected_out is None else None)
     if d_num_selected_out is None:
         counts = temporary(f"{function}.counts", 2, np.int64, stream)
     if n:
@@ -829,5 +829,5 @@ def three_way_partition(d_in, d_first_part_out, d_second_part_out, d_unselected_
     else:
         fill_zero(counts, 2, stream)
     if d_num_selected_out is None:
-        host = counts.copy_to_host(stream=stream)
+        host = copied_to_host(counts, stream)
         return int(host[0]), int(host[min(1, host.size - 1)])  # (sizing's stand-in has one item: unused)

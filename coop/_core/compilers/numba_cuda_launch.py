@@ -39,8 +39,14 @@ extensions or specialised by launch configuration; for grid or block sizes other
 positive ints or tuples of them, a stream other than 0, None or a Numba stream, a value
 its slot cannot hold (an int past int64); when no context is current on the thread (a
 new thread: Numba's launch makes it current); and when ``cuLaunchKernel`` fails (nothing
-was queued: Numba's launch then raises its own error). When another context is current,
-the handle is looked up again for it (``get_cufunc``, as Numba's launch does).
+was queued: Numba's launch then raises its own error). The kernel's handle is taken for
+each context it is launched in (``get_cufunc``, as Numba's launch does) and kept per
+context: a process may launch on several GPUs, from a thread each.
+
+Also here, for coop.device's host side: ``current_context()`` (the current context's
+handle), ``capture_status(stream)`` (whether a stream is capturing a CUDA graph),
+``zero(array, count, stream)`` (a memset), ``unowned_view(buffer, offset, count, dtype)``
+(a view of a byte buffer that keeps no memory alive) and ``array_key(array)``.
 """
 
 import ctypes
@@ -51,11 +57,11 @@ import numpy as np
 from cuda.bindings import driver as _driver
 from numba.cuda import types as _types
 from numba.cuda.cudadrv.devicearray import DeviceNDArray as DeviceArray
-from numba.cuda.cudadrv.driver import Stream
+from numba.cuda.cudadrv.driver import MemoryPointer, Stream
 
 from coop._core.errors import ArgumentValueError
 
-__all__ = ["launch"]
+__all__ = ["launch", "current_context", "capture_status", "unowned_view", "array_key", "zero"]
 
 _LAUNCHES = {}  # kernel -> {argument key: _PackedLaunch, None (Numba's launch) or _NEW}
 _NEW = object()
@@ -84,6 +90,12 @@ def _array_fields(array):
         id(array._numba_type_),  # (interned; a _PackedLaunch holds its types)
         (0, 0, array.size, array.dtype.itemsize, _pointer(array), *array.shape, *array.strides))
     return fields
+
+
+def array_key(array):
+    """A device array's Numba type and kernel parameters (its pointer, size, shape and
+    strides): equal for arrays over the same memory as the same items (cached on it)."""
+    return array.__dict__.get(_FIELDS) or _array_fields(array)
 
 
 def _flatten(items, key, values):
@@ -170,13 +182,13 @@ class _PackedLaunch:
         self._pointers = (ctypes.c_void_p * len(codes))(*(base + _SLOT * i for i in range(len(codes))))
         self.pointers = ctypes.addressof(self._pointers) if codes else 0
         self.lock = threading.Lock()
-        self.context = None  # (the handle of the context the function is for)
-        self.function = None
+        self.functions = {}  # (a context's handle: the kernel's handle there)
         self.launches = 0
 
-    def __call__(self, griddim, blockdim, stream, values):
-        """Launch with the parameters ``values`` (``_flatten``'s); False if it did not
-        (Numba's launch then runs instead)."""
+    def __call__(self, griddim, blockdim, stream, values, context=None):
+        """Launch with the parameters ``values`` (``_flatten``'s) in the current context
+        (``context``, its handle, if known); False if it did not (Numba's launch then runs
+        instead)."""
         if griddim.__class__ is int and 0 < griddim < _DIM_LIMIT:
             grid = (griddim, 1, 1)
         else:
@@ -185,24 +197,19 @@ class _PackedLaunch:
             block = (blockdim, 1, 1)
         else:
             block = _dim3(blockdim)
-        if stream.__class__ is Stream:
-            stream = stream.handle
-        elif stream is None or (stream.__class__ is int and stream == 0):
-            stream = _DEFAULT_STREAM
-        else:
+        stream = _handle(stream)
+        if stream is None or grid is None or block is None:
             return False
-        if grid is None or block is None:
-            return False
-        error, context = _driver.cuCtxGetCurrent()
-        context = int(context)
-        if error or not context:
-            return False  # (Numba's launch makes its context current)
+        if not context:
+            error, context = _driver.cuCtxGetCurrent()
+            context = int(context)
+            if error or not context:
+                return False  # (Numba's launch makes its context current)
+        function = self.functions.get(context) or self.bind(context)
         with self.lock:  # (the buffer is shared; cuLaunchKernel copies it before returning)
-            if context != self.context:
-                self.bind(context)
             try:
                 self.struct.pack_into(self.buffer, 0, *values)
-                error, = _driver.cuLaunchKernel(self.function, *grid, *block, 0, stream, self.pointers, 0)
+                error, = _driver.cuLaunchKernel(function, *grid, *block, 0, stream, self.pointers, 0)
             except (struct.error, OverflowError, TypeError, ArgumentValueError):
                 return False  # (a value its slot cannot hold; an argument the binding refused)
             if error:
@@ -211,14 +218,22 @@ class _PackedLaunch:
         return True
 
     def bind(self, context):
-        """Take the kernel's handle for the current context (``context``) as Numba's
-        launch would (``get_cufunc`` loads the module into it if needed)."""
-        function = self.overload.library.get_cufunc()
-        self.function = _driver.CUfunction(int(function.handle))
-        self.context = context
+        """The kernel's handle for the current context (``context``), as Numba's launch
+        takes it (``get_cufunc`` loads the module into it if needed), kept for it."""
+        function = self.functions[context] = _driver.CUfunction(int(self.overload.library.get_cufunc().handle))
+        return function
 
 
 _DEFAULT_STREAM = _driver.CUstream(0)
+
+
+def _handle(stream):
+    """A Numba stream's handle, the default stream's for 0 or None, else None."""
+    if stream.__class__ is Stream:
+        return stream.handle
+    if stream is None or (stream.__class__ is int and stream == 0):
+        return _DEFAULT_STREAM
+    return None
 _DIM_LIMIT = 1 << 31  # (past CUDA's largest grid; an unsigned int for cuLaunchKernel)
 
 
@@ -230,9 +245,10 @@ def _dim3(dim):
     return None
 
 
-def launch(kernel, griddim, blockdim, stream, args):
+def launch(kernel, griddim, blockdim, stream, args, context=None):
     """``kernel[griddim, blockdim, stream](*args)``, through a packed launch once Numba
-    has launched ``kernel`` with arguments of these types (see the module docstring)."""
+    has launched ``kernel`` with arguments of these types (see the module docstring);
+    ``context``: the current context's handle where the caller knows it."""
     launches = _LAUNCHES.get(kernel)
     if launches is None:
         launches = _LAUNCHES[kernel] = {}
@@ -240,10 +256,62 @@ def launch(kernel, griddim, blockdim, stream, args):
     if _flatten(args, key, values):
         key = tuple(key)
         packed = launches.get(key, _NEW)
-        if packed.__class__ is _PackedLaunch and packed(griddim, blockdim, stream, values):
+        if packed.__class__ is _PackedLaunch and packed(griddim, blockdim, stream, values, context):
             return
     else:
         packed = None  # (an argument of another kind: Numba's launch, each time)
     kernel[griddim, blockdim, stream](*args)
     if packed is _NEW:
         launches[key] = _PackedLaunch.make(kernel, args)
+
+
+def current_context():
+    """The handle (an int) of the thread's current CUDA context, Numba's (of the device
+    it selects, device 0 by default) made current first if none is."""
+    error, context = _driver.cuCtxGetCurrent()
+    if error or not int(context):
+        from numba import cuda
+
+        cuda.current_context()
+        error, context = _driver.cuCtxGetCurrent()
+    return int(context)
+
+
+_CAPTURE_ACTIVE = _driver.CUstreamCaptureStatus.CU_STREAM_CAPTURE_STATUS_ACTIVE
+_CAPTURE_INVALIDATED = _driver.CUstreamCaptureStatus.CU_STREAM_CAPTURE_STATUS_INVALIDATED
+_CAPTURE_IMPLICIT = _driver.CUresult.CUDA_ERROR_STREAM_CAPTURE_IMPLICIT
+
+
+def capture_status(stream):
+    """Whether work queued on ``stream`` (a Numba stream, or 0: the legacy default stream)
+    would be captured into a CUDA graph: None (not), "capturing" (``stream`` is
+    capturing, or its capture was invalidated), or "implicit" (``stream`` is the legacy
+    default stream while a blocking stream of the context is capturing: it cannot be used
+    until that capture ends)."""
+    error, status = _driver.cuStreamIsCapturing(stream.handle if stream.__class__ is Stream else _DEFAULT_STREAM)
+    if error == _CAPTURE_IMPLICIT:
+        return "implicit"
+    if not error and status in (_CAPTURE_ACTIVE, _CAPTURE_INVALIDATED):
+        return "capturing"
+    return None
+
+
+def unowned_view(buffer, offset, count, dtype):
+    """``buffer[offset:offset + count * itemsize].view(dtype)`` of a contiguous uint8
+    device array, made directly (a slice and a view cost as much as two launches) and
+    owning nothing: it keeps no memory alive, so the caller keeps ``buffer``'s."""
+    dtype = np.dtype(dtype)
+    pointer = _driver.CUdeviceptr(_pointer(buffer) + offset)
+    memory = MemoryPointer(buffer.gpu_data.context, pointer, count * dtype.itemsize)
+    return DeviceArray((count,), (dtype.itemsize,), dtype, gpu_data=memory)
+
+
+def zero(array, count, stream):
+    """Queue ``array[:count] = 0`` on ``stream`` as a memset (``cuMemsetD8Async``: less host
+    time than a kernel's launch); False where it did not (not a Numba device array or
+    stream, or the driver refused: nothing was queued)."""
+    handle = _handle(stream)
+    if array.__class__ is not DeviceArray or handle is None:
+        return False
+    error, = _driver.cuMemsetD8Async(array_key(array)[1][4], 0, count * array.dtype.itemsize, handle)
+    return not error
