@@ -220,6 +220,34 @@ def test_a_kept_layout_is_for_its_buffer_and_arguments():
     assert_equal_exact(d_wide.copy_to_host(), np.maximum.accumulate(_ints(N, 30)).astype(np.int64), "max scan")
 
 
+def test_a_repeated_call_is_replayed(monkeypatch):
+    """A call on a caller's buffer whose arguments' key was seen queues the same launches
+    again without running its host side; one that returns a count (read back) runs."""
+    import importlib
+
+    ran = []
+    for module in map(importlib.import_module, ("coop.device.reduce", "coop.device.select")):
+        counted = (lambda checked: lambda *a, **k: ran.append(1) or checked(*a, **k))(module.launch_stream)
+        monkeypatch.setattr(module, "launch_stream", counted)
+    x = _ints(N, 31)
+    d_x, d_sum, d_out = cuda.to_device(x), cuda.device_array(1, np.int64), cuda.device_array(N, np.int32)
+    storage = cuda.device_array(coop.device.temp_storage_bytes(coop.device.sum, d_x, d_sum) + 512, np.uint8)
+    ran.clear()
+    for call in range(3):
+        d_sum.copy_to_device(np.array([-1], np.int64))
+        storage.copy_to_device(np.full(storage.size, 0xFF, np.uint8))
+        coop.device.sum(d_x, d_sum, temp_storage=storage)
+        assert d_sum.copy_to_host()[0] == x.sum(), f"call {call}"
+    assert len(ran) == 2, "sum: sized and run once, then replayed"
+    d_x.copy_to_device(x[::-1].copy())  # (new contents, the same memory: replayed, read anew)
+    coop.device.sum(d_x, d_sum, temp_storage=storage)
+    assert d_sum.copy_to_host()[0] == x.sum() and len(ran) == 2
+    ran.clear()
+    for _ in range(2):
+        assert coop.device.select(d_x, d_out, _is_even, temp_storage=storage) == (x % 2 == 0).sum()
+    assert len(ran) == 3, "select returning its count: sized once, run each time"
+
+
 def test_sizes():
     x = cuda.to_device(_ints(N, 13))
     out = cuda.device_array(N, np.int32)

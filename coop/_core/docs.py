@@ -601,7 +601,9 @@ CUB's two-phase pattern: at least ``coop.device.temp_storage_bytes(<this functio
 per stream and device. The call initialises what it needs, so the memory may serve other
 purposes between calls, and a CUDA graph capturing the call replays it correctly. The
 first call on a buffer with given arguments sizes and lays it out; later ones with the
-same arrays, sizes and buffer reuse that layout (a few microseconds).
+same arrays, sizes and buffer reuse that layout, and where the call returns nothing,
+queue its launches again without running its host side (the quickest way to call
+coop.device repeatedly).
 """
 
 PARAGRAPHS["device_returns"] = """

@@ -46,9 +46,11 @@ streams, operators given on the host, launch sizes, kernel caches and the launch
   holds ``temp_storage_bytes(function, ...)``: the bytes the same call takes, found by
   running its host side with no launch (``launch``, ``fill_zero`` do nothing then). The
   sizing and the carving are done once for a buffer and the arguments' key: later calls
-  take the kept layout (a few microseconds of host time, as a call without
-  ``temp_storage``), and a CUDA graph may capture them: each call's kernels initialise
-  the state they need.
+  take the kept layout, and those that return nothing replay the launches and memsets
+  the first one recorded (``_Plan``; not while a stream of theirs captures a graph).
+  A CUDA graph may capture them: each call initialises the state it needs.
+- ``copied_to_host(array, stream)``, ``copied_to_device(array, values, stream)``: a
+  call's copies between host and device (neither is replayed).
 
 The launcher (``launch``) is numba-cuda's launch with most of its per-launch host work
 done once per kernel and argument types: ``coop._core.compilers.numba_cuda_launch``.
@@ -80,7 +82,8 @@ else:
 
     from coop._core.compilers import numba_cuda_launch
 
-__all__ = ["documented", "device_array", "check_length", "launch_stream", "copied_to_host", "device_operator",
+__all__ = ["documented", "device_array", "check_length", "launch_stream", "copied_to_host", "copied_to_device",
+           "device_operator",
            "current_context", "resident_blocks", "kernel_resident_blocks", "launch", "launch_over", "fill_zero",
            "copy_items", "temporary", "temporary_with_state", "zeroed_temporary", "is_same_memory", "segment_offsets",
            "takes_temp_storage", "temp_storage_bytes"]
@@ -208,7 +211,17 @@ def copied_to_host(array, stream):
     nothing ran."""
     if _CALL.storage is not None and _CALL.storage.sizing:
         return np.zeros(array.size, array.dtype)
+    _record(None, stream)  # (a result read back: the call cannot be replayed)
     return array.copy_to_host(stream=stream)
+
+
+def copied_to_device(array, values, stream):
+    """``array[:len(values)] = values`` (a NumPy array), queued on ``stream``; nothing
+    while sizing ``temp_storage``."""
+    if _CALL.storage is not None and _CALL.storage.sizing:
+        return
+    _record(None, stream)  # (host memory read when queued: the call is not replayed)
+    array[:values.size].copy_to_device(values, stream=stream)
 
 
 _STREAM_ATTRIBUTES = {}  # (a stream class: the attribute holding its handle)
@@ -364,7 +377,10 @@ def launch_over(kernel, count, stream, *args):
 def fill_zero(array, count, stream):
     if _CALL.storage is not None and _CALL.storage.sizing:
         return
-    if SIMULATOR or not numba_cuda_launch.zero(array, count, stream):
+    if not SIMULATOR and numba_cuda_launch.zero(array, count, stream):
+        if _CALL.storage is not None and _CALL.storage.steps is not None:
+            _record(numba_cuda_launch.prepared_zero(array, count, stream), stream)
+    else:
         launch_over(_zero, count, stream, array, count)
 
 
@@ -450,10 +466,11 @@ class _UsersStorage:
     def __init__(self, buffer, plan=None):
         self.buffer = buffer
         self.sizing = buffer is None
+        self.steps, self.streams = [], {}  # (what the call queues, to replay: _record; None: not replayable)
         if plan is None:
             self.used, self.regions = 0, {}
         else:
-            self.used, arrays = plan
+            self.used, arrays = plan.used, plan.arrays
             self.regions = {role: (array, {}) for role, array in arrays.items()}
 
     def take(self, role, size, dtype):
@@ -476,8 +493,30 @@ class _UsersStorage:
         entry = self.regions[role] = (array, {})
         return entry
 
-    def layout(self):
-        return self.used, {role: array for role, (array, _) in self.regions.items()}
+    def plan(self, result):
+        """The call's layout, and its steps where it can be replayed (it returned
+        nothing: a result would be read back)."""
+        return _Plan(self.used, {role: array for role, (array, _) in self.regions.items()},
+                     self.steps if result is None and not self.sizing else None, tuple(self.streams.values()))
+
+
+class _Plan:
+    """A call's temporaries on a caller's buffer (``used`` bytes, ``arrays`` by role) and,
+    where it can be replayed, its ``steps`` and the ``streams`` they queue on."""
+
+    def __init__(self, used, arrays, steps, streams):
+        self.used, self.arrays, self.steps, self.streams = used, arrays, steps, streams
+
+    def replayed(self):
+        """Whether the steps were queued again: not while a stream of theirs is capturing a
+        CUDA graph (the call runs then, with its checks)."""
+        if self.steps is None or not self.steps:
+            return False
+        if not SIMULATOR and any(numba_cuda_launch.capture_status(stream) for stream in self.streams):
+            return False
+        for step in self.steps:
+            step()
+        return True
 
 
 @functools.lru_cache(maxsize=None)
@@ -601,8 +640,9 @@ def takes_temp_storage(function):
     ``temp_storage=None``, unused by its body) with ``temp_storage`` served (see the
     module docstring). A call on a caller's buffer is sized (``temp_storage_bytes``) and
     carved the first time only: its layout is kept for later calls with arguments of the
-    same key (``_argument_key``: what can change the temporaries it takes) on the same
-    buffer (its regions are views that keep no memory alive)."""
+    same key (``_argument_key``: what can change the temporaries it takes, and the launches
+    it makes) on the same buffer (its regions are views that keep no memory alive), with
+    what it queued where it can be replayed (``_Plan``)."""
     name = function.__name__
     last = len(inspect.signature(function).parameters) - 1
 
@@ -626,6 +666,9 @@ def takes_temp_storage(function):
                 buffer = buffer.view(np.uint8)
             key = _plan_key(call, args, kwargs, buffer)
             plan = _PLANS.pop(key, None) if key is not None else None
+            if plan is not None and plan.replayed():
+                _PLANS[key] = plan
+                return None
             if plan is None:
                 needed = temp_storage_bytes(call, *args, **kwargs)
                 if buffer.nbytes < needed:
@@ -638,7 +681,7 @@ def takes_temp_storage(function):
             finally:
                 storage, _CALL.storage = _CALL.storage, storage
             if key is not None:
-                _PLANS[key] = storage.layout()
+                _PLANS[key] = storage.plan(result)
                 while len(_PLANS) > 256:
                     del _PLANS[next(iter(_PLANS))]
             return result
@@ -656,9 +699,27 @@ def launch(kernel, griddim, blockdim, stream, *args):
     """``kernel[griddim, blockdim, stream](*args)`` (numba-cuda's launch, or coop's
     quicker one of the same kernel: ``numba_cuda_launch``); nothing while sizing
     ``temp_storage``."""
-    if _CALL.storage is not None and _CALL.storage.sizing:
+    storage = _CALL.storage
+    if storage is not None and storage.sizing:
         return
     if SIMULATOR:
         kernel[griddim, blockdim, stream](*args)
+        step = (lambda: kernel[griddim, blockdim, stream](*args)) if storage is not None else None
     else:
         numba_cuda_launch.launch(kernel, griddim, blockdim, stream, args, _CALL.context)
+        step = (numba_cuda_launch.prepared(kernel, griddim, blockdim, stream, args)
+                if storage is not None and storage.steps is not None else None)
+    if storage is not None:
+        _record(step, stream)
+
+
+def _record(step, stream):
+    """Add ``step`` (a function queuing again on ``stream`` what the running call just
+    queued) to its storage's steps, to replay; ``None``: the call cannot be replayed."""
+    storage = _CALL.storage
+    if storage is not None and storage.steps is not None:
+        if step is None:
+            storage.steps = None
+        else:
+            storage.steps.append(step)
+            storage.streams[id(stream)] = stream

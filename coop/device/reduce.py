@@ -31,8 +31,8 @@ from coop._core.backend import SIMULATOR
 from coop._core.items import accessors
 from coop._core.scratch import Region, allocator, loader, store
 from coop._core.values import converter, value_type_of
-from coop.device._host import (check_length, device_array, device_operator, documented, launch, launch_stream,
-                               resident_blocks, takes_temp_storage, temporary, zeroed_temporary)
+from coop.device._host import (check_length, copied_to_device, device_array, device_operator, documented, launch,
+                               launch_stream, resident_blocks, takes_temp_storage, temporary, zeroed_temporary)
 from coop.device.lookback import arrive
 from coop.device._tiles import items_per_thread
 from coop.device._zip import for_each_member, host_value, is_zipped, local_arrays, members, value_dtype, zipped_arrays
@@ -243,7 +243,7 @@ def _reduce(function, d_in, d_out, op, initial, stream):
     kernel, warp_tile, threads = _kernel(op, value_dtype(d_in), value_type)
     if n == 0:
         for array, member, value in (zip(d_out, value_type, initial) if zipped else ((d_out, value_type, initial),)):
-            array[:1].copy_to_device(np.array([value], member), stream=stream)
+            copied_to_device(array, np.array([value], member), stream)
         return
     blocks = min(resident_blocks(threads), -(-n // (warp_tile * (threads // 32))))
     if zipped:  # (an array per member: two may have one dtype)

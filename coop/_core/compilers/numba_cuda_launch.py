@@ -61,7 +61,8 @@ from numba.cuda.cudadrv.driver import MemoryPointer, Stream
 
 from coop._core.errors import ArgumentValueError
 
-__all__ = ["launch", "current_context", "capture_status", "unowned_view", "array_key", "zero"]
+__all__ = ["launch", "prepared", "current_context", "capture_status", "unowned_view", "array_key", "zero",
+           "prepared_zero"]
 
 _LAUNCHES = {}  # kernel -> {argument key: _PackedLaunch, None (Numba's launch) or _NEW}
 _NEW = object()
@@ -315,3 +316,48 @@ def zero(array, count, stream):
         return False
     error, = _driver.cuMemsetD8Async(array_key(array)[1][4], 0, count * array.dtype.itemsize, handle)
     return not error
+
+
+def prepared(kernel, griddim, blockdim, stream, args):
+    """The launch ``launch`` just made, fixed: a function that queues it again (the same
+    kernel, sizes, stream and arguments, packed once into a buffer of its own) in the
+    current context, raising if the driver refuses; None where the launch was Numba's."""
+    launches, key, values = _LAUNCHES.get(kernel), [], []
+    if launches is None or not _flatten(args, key, values):
+        return None
+    packed = launches.get(tuple(key))
+    grid = (griddim, 1, 1) if griddim.__class__ is int else _dim3(griddim)
+    block = (blockdim, 1, 1) if blockdim.__class__ is int else _dim3(blockdim)
+    handle = _handle(stream)
+    if packed.__class__ is not _PackedLaunch or grid is None or block is None or handle is None:
+        return None
+    context = current_context()
+    function = packed.functions.get(context) or packed.bind(context)
+    buffer = ctypes.create_string_buffer(max(packed.struct.size, 1))
+    try:
+        packed.struct.pack_into(buffer, 0, *values)
+    except (struct.error, OverflowError, TypeError):
+        return None
+    count = packed.struct.size // _SLOT  # (one slot a parameter)
+    slots = (ctypes.c_void_p * max(count, 1))(*(ctypes.addressof(buffer) + _SLOT * i for i in range(count)))
+    pointers = ctypes.addressof(slots) if count else 0
+
+    def again():
+        error, = _driver.cuLaunchKernel(function, *grid, *block, 0, handle, pointers, 0)
+        if error:
+            raise RuntimeError(f"coop.device: a kernel launch failed again ({error!r})")
+
+    again.kept = (buffer, slots)  # (alive as long as the function)
+    return again
+
+
+def prepared_zero(array, count, stream):
+    """``zero(array, count, stream)`` fixed: a function queuing the memset again."""
+    pointer, nbytes, handle = array_key(array)[1][4], count * array.dtype.itemsize, _handle(stream)
+
+    def again():
+        error, = _driver.cuMemsetD8Async(pointer, 0, nbytes, handle)
+        if error:
+            raise RuntimeError(f"coop.device: a memset failed again ({error!r})")
+
+    return again
