@@ -321,6 +321,26 @@ def _offline_checks():  # noqa: C901  (one scenario after another)
     for thread in threads:
         thread.join()
     assert sorted(set(seen)) == [11, 22, 33] and len(seen) == 600
+
+    # a launch fixed for replay (prepared): the same launch, its parameters in a buffer of its
+    # own (the shared one repacked after it does not change it); and a fixed memset
+    seen.clear()
+    recorder.context = 0xC0DE
+    _host.launch(kernel, (3, 2), 64, numba_stream, i32, 44)
+    again = launcher().prepared(kernel, (3, 2), 64, numba_stream, (i32, 44))
+    _host.launch(kernel, 1, 32, 0, i32, 55)
+    recorder.launches.clear()
+    for _ in range(2):
+        again()
+        fixed = recorder.launches.pop()
+        assert fixed["grid"] == (3, 2, 1) and fixed["block"] == (64, 1, 1) and fixed["stream"] == 0x5151
+        assert fixed["function"] == 0xF00 and fixed["params"] != packed_for(kernel, (i32, 5)).pointers
+    assert seen[-2:] == [44, 44]
+    assert launcher().prepared(kernel, 1, 32, object(), (i32, 5)) is None  # (a stream it does not take)
+    memsets = []
+    recorder.cuMemsetD8Async = lambda *args: memsets.append(args) or (binding.CUresult.CUDA_SUCCESS,)
+    launcher().prepared_zero(u32, 10, 0)()
+    assert memsets == [(launcher().array_key(u32)[1][4], 0, 40, launcher()._DEFAULT_STREAM)]
     print("offline launcher checks passed")
 
 

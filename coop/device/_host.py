@@ -579,7 +579,7 @@ def temp_storage_bytes(function, *args, **kwargs):
     return storage.used
 
 
-_PLANS = {}  # ((function, arguments' key, buffer's pointer and bytes): a _UsersStorage layout), newest 256
+_PLANS = {}  # ((function, arguments' key, buffer, context): a _Plan), the newest 256
 _SCALARS = frozenset([int, float, bool, str, complex, type(None), np.bool_]
                      + [np.dtype(code).type for code in "bBhHiIlLqQefdgFD"])
 
@@ -599,8 +599,8 @@ def _argument_key(value):
         return cls, value
     if cls is tuple or cls is list:
         return cls, tuple(map(_argument_key, value))
-    if inspect.isfunction(value):
-        return _code_key(value)
+    if inspect.isfunction(value):  # (coop.ops' operators are fixed: no need of their code's key, which is slow)
+        return (cls, value) if value.__qualname__.startswith("coop.ops.") else _code_key(value)
     interface = getattr(value, "__cuda_array_interface__", None)
     if interface is not None:
         return (cls, interface["data"][0], interface["typestr"], interface["shape"], interface.get("strides"),

@@ -152,6 +152,16 @@ def _codes(items, argtypes, codes):
 _SLOT = 8  # (bytes per parameter: every parameter packed here fits 8)
 
 
+def _parameter_buffer(layout):
+    """A buffer for the parameters ``layout`` (a ``struct.Struct`` of 8-byte slots) packs,
+    the array of pointers to its slots, and that array's address (``cuLaunchKernel``'s
+    ``kernelParams``; 0 for no parameters)."""
+    buffer = ctypes.create_string_buffer(max(layout.size, 1))
+    count = layout.size // _SLOT
+    slots = (ctypes.c_void_p * max(count, 1))(*(ctypes.addressof(buffer) + _SLOT * i for i in range(count)))
+    return buffer, slots, ctypes.addressof(slots) if count else 0
+
+
 class _PackedLaunch:
     """The launch of one overload of a kernel with its parameters packed into one
     buffer: ``struct`` writes their values into ``buffer``, ``pointers`` is the
@@ -178,10 +188,7 @@ class _PackedLaunch:
         self.argtypes = argtypes  # (alive: the keys hold their ids)
         self.struct = struct.Struct("<" + "".join(code + "x" * (_SLOT - struct.calcsize("<" + code))
                                                   for code in codes))
-        self.buffer = ctypes.create_string_buffer(max(self.struct.size, 1))
-        base = ctypes.addressof(self.buffer)
-        self._pointers = (ctypes.c_void_p * len(codes))(*(base + _SLOT * i for i in range(len(codes))))
-        self.pointers = ctypes.addressof(self._pointers) if codes else 0
+        self.buffer, self._pointers, self.pointers = _parameter_buffer(self.struct)
         self.lock = threading.Lock()
         self.functions = {}  # (a context's handle: the kernel's handle there)
         self.launches = 0
@@ -333,14 +340,11 @@ def prepared(kernel, griddim, blockdim, stream, args):
         return None
     context = current_context()
     function = packed.functions.get(context) or packed.bind(context)
-    buffer = ctypes.create_string_buffer(max(packed.struct.size, 1))
+    buffer, slots, pointers = _parameter_buffer(packed.struct)
     try:
         packed.struct.pack_into(buffer, 0, *values)
     except (struct.error, OverflowError, TypeError):
         return None
-    count = packed.struct.size // _SLOT  # (one slot a parameter)
-    slots = (ctypes.c_void_p * max(count, 1))(*(ctypes.addressof(buffer) + _SLOT * i for i in range(count)))
-    pointers = ctypes.addressof(slots) if count else 0
 
     def again():
         error, = _driver.cuLaunchKernel(function, *grid, *block, 0, handle, pointers, 0)
