@@ -510,7 +510,7 @@ class _Plan:
     def replayed(self):
         """Whether the steps were queued again: not while a stream of theirs is capturing a
         CUDA graph (the call runs then, with its checks)."""
-        if self.steps is None or not self.steps:
+        if not self.steps:
             return False
         if not SIMULATOR and any(numba_cuda_launch.capture_status(stream) for stream in self.streams):
             return False
@@ -704,13 +704,11 @@ def launch(kernel, griddim, blockdim, stream, *args):
         return
     if SIMULATOR:
         kernel[griddim, blockdim, stream](*args)
-        step = (lambda: kernel[griddim, blockdim, stream](*args)) if storage is not None else None
     else:
         numba_cuda_launch.launch(kernel, griddim, blockdim, stream, args, _CALL.context)
-        step = (numba_cuda_launch.prepared(kernel, griddim, blockdim, stream, args)
-                if storage is not None and storage.steps is not None else None)
-    if storage is not None:
-        _record(step, stream)
+    if storage is not None and storage.steps is not None:  # (a call on a caller's buffer, replayable so far)
+        _record((lambda: kernel[griddim, blockdim, stream](*args)) if SIMULATOR
+                else numba_cuda_launch.prepared(kernel, griddim, blockdim, stream, args), stream)
 
 
 def _record(step, stream):
