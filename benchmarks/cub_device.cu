@@ -10,6 +10,8 @@
 //   segmented_reduce_sum  DeviceSegmentedReduce::Sum, int32, segments of 1024 items
 //   radix_sort_keys       DeviceRadixSort::SortKeys, random uint32 keys, all 32 bits, out of place
 //   radix_sort_pairs      DeviceRadixSort::SortPairs, uint32 keys and uint32 values
+//   merge_sort_keys       DeviceMergeSort::SortKeysCopy, the uint32 keys by `<`, out of place
+//   merge_sort_pairs      DeviceMergeSort::SortPairsCopy, uint32 keys and uint32 values (the positions)
 //   segmented_sort_keys   DeviceSegmentedSort::StableSortKeys, the uint32 keys in segments of 64 to
 //                         4096 keys (segment j: 64 + ((j * 2654435761 mod 2^32) >> 8) mod 4033 keys,
 //                         the last cut at n), out of place
@@ -45,6 +47,7 @@
 
 #include <cub/device/device_adjacent_difference.cuh>
 #include <cub/device/device_histogram.cuh>
+#include <cub/device/device_merge_sort.cuh>
 #include <cub/device/device_partition.cuh>
 #include <cub/device/device_run_length_encode.cuh>
 #include <cub/device/device_radix_sort.cuh>
@@ -282,32 +285,58 @@ static void run_segmented_reduce(const Input<int>& in) {
   report("segmented_reduce_sum", "int32", n, s, 4.0 * n, out.to_host() == expected);
 }
 
-// sorted: the host's std::sort of keys.host, shared by both sorts of a size
-template <bool PAIRS> static void run_radix_sort(const Input<unsigned>& keys, const std::vector<unsigned>& sorted) {
+// A sort of keys.host (pairs: the positions as values) by `sort(temp, bytes, keys_in, keys_out, values_in,
+// values_out, n)`, reported as `name`. sorted: the host's std::sort of keys.host, shared by the sorts of a size.
+// The values must be a permutation that carries each key to its place; `stable`: equal keys in position order.
+template <bool PAIRS, class Sort>
+static void run_sort(const char* name, const Input<unsigned>& keys, const std::vector<unsigned>& sorted, bool stable,
+                     Sort sort) {
   const int n = keys.n();
   DeviceArray<unsigned> keys_out(n);
-  // values: each key's original position, so that the output tells where each key came from
   std::vector<unsigned> positions(PAIRS ? n : 0);
   std::iota(positions.begin(), positions.end(), 0u);
   const DeviceArray<unsigned> values(positions), values_out(positions.size());
   const double s = time_cub([&](void* temp, size_t& bytes) {
-    if constexpr (PAIRS)
-      return cub::DeviceRadixSort::SortPairs(temp, bytes, keys.device.ptr, keys_out.ptr, values.ptr, values_out.ptr,
-                                             n, 0, 32);
-    else return cub::DeviceRadixSort::SortKeys(temp, bytes, keys.device.ptr, keys_out.ptr, n, 0, 32);
+    return sort(temp, bytes, keys.device.ptr, keys_out.ptr, values.ptr, values_out.ptr, n);
   });
   const std::vector<unsigned> got = keys_out.to_host();
   bool ok = got == sorted;
-  if constexpr (PAIRS) {  // the values are a permutation that carries each key to its place
+  if constexpr (PAIRS) {
     const std::vector<unsigned> got_values = values_out.to_host();
     std::vector<char> seen(n, 0);
     for (int i = 0; i < n && ok; ++i) {
       const unsigned v = got_values[i];
-      ok = v < unsigned(n) && !seen[v] && keys.host[v] == got[i];
+      ok = v < unsigned(n) && !seen[v] && keys.host[v] == got[i] &&
+           (!stable || i == 0 || got[i - 1] != got[i] || got_values[i - 1] < v);
       if (ok) seen[v] = 1;
     }
   }
-  report(PAIRS ? "radix_sort_pairs" : "radix_sort_keys", "uint32", n, s, (PAIRS ? 16.0 : 8.0) * n, ok);
+  report(name, "uint32", n, s, (PAIRS ? 16.0 : 8.0) * n, ok);
+}
+
+template <bool PAIRS> static void run_radix_sort(const Input<unsigned>& keys, const std::vector<unsigned>& sorted) {
+  run_sort<PAIRS>(PAIRS ? "radix_sort_pairs" : "radix_sort_keys", keys, sorted, false,
+                  [](void* temp, size_t& bytes, const unsigned* in, unsigned* out, const unsigned* values_in,
+                     unsigned* values_out, int n) {
+                    if constexpr (PAIRS)
+                      return cub::DeviceRadixSort::SortPairs(temp, bytes, in, out, values_in, values_out, n, 0, 32);
+                    else return cub::DeviceRadixSort::SortKeys(temp, bytes, in, out, n, 0, 32);
+                  });
+}
+
+struct Less {
+  __device__ bool operator()(unsigned a, unsigned b) const { return a < b; }
+};
+
+template <bool PAIRS> static void run_merge_sort(const Input<unsigned>& keys, const std::vector<unsigned>& sorted) {
+  run_sort<PAIRS>(PAIRS ? "merge_sort_pairs" : "merge_sort_keys", keys, sorted, true,
+                  [](void* temp, size_t& bytes, const unsigned* in, unsigned* out, const unsigned* values_in,
+                     unsigned* values_out, int n) {
+                    if constexpr (PAIRS)
+                      return cub::DeviceMergeSort::SortPairsCopy(temp, bytes, in, values_in, out, values_out, n,
+                                                                 Less{});
+                    else return cub::DeviceMergeSort::SortKeysCopy(temp, bytes, in, out, n, Less{});
+                  });
 }
 
 // segmented_sort_keys' offsets (benchmarks/device.py's sort_offsets makes the same)
@@ -583,11 +612,15 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "these CUB headers have no DeviceTopK (CCCL 3.3 on): no top_k rows\n");
 #endif
     }
-    if (wanted("radix_sort")) {
+    if (wanted("radix_sort") || wanted("merge_sort")) {
       std::vector<unsigned> sorted = in_keys.host;
       std::sort(sorted.begin(), sorted.end());
-      run_radix_sort<false>(in_keys, sorted);
-      run_radix_sort<true>(in_keys, sorted);
+      if (wanted("radix_sort")) {
+        run_radix_sort<false>(in_keys, sorted);
+        run_radix_sort<true>(in_keys, sorted);
+      }
+      if (wanted("merge_sort_keys")) run_merge_sort<false>(in_keys, sorted);
+      if (wanted("merge_sort_pairs")) run_merge_sort<true>(in_keys, sorted);
     }
   }
   return 0;

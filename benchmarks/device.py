@@ -41,6 +41,10 @@ Algorithms (named as benchmarks/cub_device.cu names them, so that the rows pair 
   separately). ``cupy.sort(x)`` copies ``x`` into a new array and sorts that, so CuPy's row
   includes a copy (and an allocation from its pool) as coop's does. CuPy's pairs are not
   timed: ``cupy.argsort`` plus gathering keys is not the same algorithm.
+- merge_sort_keys, merge_sort_pairs: ``coop.device.merge_sort(x, d_keys_out=out)`` (by its default
+  ``a < b``) / ``cub::DeviceMergeSort::SortKeysCopy``, ``SortPairsCopy`` (a functor ``a < b``) /
+  ``cupy.sort`` (keys only: a radix sort, for scale), the radix sorts' uint32 keys, out of place on
+  both sides (no copy); the pairs' values the positions, checked to be the stable order.
 - segmented_sort_keys: ``coop.device.segmented_sort(x, offsets, d_keys_out=out)`` /
   ``cub::DeviceSegmentedSort::StableSortKeys``, the uint32 keys in segments of 64 to 4096
   keys (``sort_offsets``: segment j holds 64 + ((j * 2654435761 mod 2^32) >> 8) mod 4033
@@ -164,6 +168,8 @@ ALGORITHMS = {
     "segmented_reduce_sum": (("int32",), lambda n, k: 4 * n),
     "radix_sort_keys": (("uint32",), lambda n, k: 8 * n),
     "radix_sort_pairs": (("uint32",), lambda n, k: 16 * n),
+    "merge_sort_keys": (("uint32",), lambda n, k: 8 * n),
+    "merge_sort_pairs": (("uint32",), lambda n, k: 16 * n),
     "segmented_sort_keys": (("uint32",), lambda n, k: 8 * n),
     "segmented_sort_keys_power": (("uint32",), lambda n, k: 8 * n),
     "top_k_keys": (("float32",), lambda n, k: 4 * n + 4 * k),
@@ -326,6 +332,14 @@ def check(algorithm, x, expected, got):
         ok = np.array_equal(got, x)
     elif algorithm == "radix_sort_pairs" + COPY:  # and the values' the positions
         ok = np.array_equal(got[0], x) and np.array_equal(got[1], np.arange(x.size))
+    elif algorithm == "merge_sort_pairs":  # the keys sorted; the values a permutation, in order among equal keys
+        keys, values = got
+        ok = np.array_equal(keys, expected) and bool((values < x.size).all())
+        if ok:
+            seen = np.zeros(x.size, bool)
+            seen[values] = True
+            ok = (bool(seen.all()) and np.array_equal(x[values], keys)
+                  and bool(((keys[1:] != keys[:-1]) | (values[1:] > values[:-1])).all()))
     elif algorithm == "radix_sort_pairs":  # the keys sorted; the values a permutation carrying each key to its place
         keys, values = got
         ok = np.array_equal(keys, expected) and bool((values < x.size).all())
@@ -584,6 +598,22 @@ def implementations(algorithm, x, d_x, cupy, torch=None):
         d_out = poisoned(x.dtype, n)
         yield ("coop", algorithm, lambda: coop.device.segmented_sort(d_x, d_offsets, d_keys_out=d_out),
                d_out.copy_to_host)
+    elif algorithm.startswith("merge_sort"):  # out of place on both sides
+        d_keys_out = poisoned(x.dtype, n)
+        if algorithm == "merge_sort_pairs":
+            d_positions, d_values_out = cuda.to_device(np.arange(n, dtype=np.uint32)), poisoned(np.uint32, n)
+            yield ("coop", algorithm,
+                   lambda: coop.device.merge_sort(d_x, d_positions, d_keys_out=d_keys_out, d_values_out=d_values_out),
+                   lambda: (d_keys_out.copy_to_host(), d_values_out.copy_to_host()))
+        else:
+            yield "coop", algorithm, lambda: coop.device.merge_sort(d_x, d_keys_out=d_keys_out), d_keys_out.copy_to_host
+            if cupy is not None:
+                c_x = cupy_view(cupy, d_x)
+
+                def cupy_sort():
+                    last[0] = cupy.sort(c_x)
+
+                yield "cupy", algorithm, cupy_sort, lambda: last[0].get()
     else:  # the sorts: coop's sorts a copy of d_x (in place), CUB's d_x itself (out of place)
         pairs = algorithm == "radix_sort_pairs"
         if hasattr(coop.device, "radix_sort"):

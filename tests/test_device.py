@@ -191,6 +191,13 @@ def test_bad_input():
         coop.device.reduce(d_x, cuda.device_array(1, np.int32), 3, 0)
     with pytest.raises(TypeError, match=r"coop.device: stream must be None"):
         coop.device.sum(d_x, cuda.device_array(1, np.int32), stream="fast")
+    # operators of the wrong arity, before any compilation
+    with pytest.raises(TypeError, match=r"coop.device.reduce: op must take 2 values, but it takes 1"):
+        coop.device.reduce(d_x, cuda.device_array(1, np.int32), lambda a: a, 0)
+    with pytest.raises(TypeError, match=r"coop.device.select: predicate must take 1 value, but it takes 2"):
+        coop.device.select(d_x, cuda.device_array(10, np.int32), lambda a, b: a < b)
+    with pytest.raises(TypeError, match=r"coop.device.lower_bound: comp must take 2 values, but it takes 3"):
+        coop.device.lower_bound(d_x, d_x, cuda.device_array(10, np.int32), cuda.jit(device=True)(lambda a, b, c: a))
 
 
 @pytest.mark.parametrize("n", SIZES)

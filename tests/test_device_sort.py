@@ -51,17 +51,26 @@ def check_sort(keys, begin=0, end=None, descending=False, with_values=True, valu
     what = (f"radix_sort({keys.dtype}, n={n}, bits {begin}..{end}, descending={descending}"
             f"{f', {np.dtype(value_dtype)} values' if with_values else ''}{', out of place' if out_of_place else ''}"
             f"{'' if seed is None else f', seed {seed}'})")
+    assert_sorted(keys, values if with_values else None, order, d_keys, d_values, outputs, what)
 
-    def bits(array):  # (keys compared bit for bit, NaNs and -0.0 included, by item)
-        return array.view(f"u{array.dtype.itemsize}")
+
+def assert_sorted(keys, values, order, d_keys, d_values, outputs, what):
+    """A sort's results, bit for bit: the keys (and ``values``, positions, if not None) in
+    ``order``, in ``outputs``' ``d_keys_out`` / ``d_values_out`` or else in place; given
+    outputs, the inputs as they were."""
+
+    def bits(array):  # (keys compared bit for bit, NaNs and -0.0 included, by item; complex by part)
+        if array.dtype.kind == "c":
+            array = array.view(f"f{array.dtype.itemsize // 2}")
+        return array.view(f"u{array.dtype.itemsize}") if array.dtype.kind in "fb" else array
 
     assert_equal_exact(bits(outputs.get("d_keys_out", d_keys).copy_to_host()), bits(keys[order]), what + " keys")
-    if with_values:
+    if values is not None:
         got = outputs.get("d_values_out", d_values).copy_to_host()
-        assert_equal_exact(got, order.astype(value_dtype), what + " values")
-    if out_of_place:
+        assert_equal_exact(got, order.astype(values.dtype), what + " values")
+    if outputs:
         assert_equal_exact(bits(d_keys.copy_to_host()), bits(keys), what + ": d_keys left as it was")
-        if with_values:
+        if values is not None:
             assert_equal_exact(d_values.copy_to_host(), values, what + ": d_values left as it was")
 
 

@@ -93,6 +93,23 @@ def _sort_out_of_place_args(n):  # three passes, from the input into the outputs
     return (d_keys, d_values, False, 2, 19, d_keys_out, d_values_out), [d_keys_out, d_values_out, d_keys]
 
 
+@cuda.jit(device=True)
+def _by_last_digit(a, b):
+    return a % 10 < b % 10
+
+
+def _merge_sort_args(n):  # several rounds of merging, ping-ponging through the temporaries
+    d_keys = cuda.to_device(_ints(n, 16, 0, 1000))
+    d_values = cuda.to_device(np.arange(n, dtype=np.int32))
+    return (d_keys, d_values, _by_last_digit), [d_keys, d_values]
+
+
+def _merge_sort_out_of_place_args(n):
+    d_keys = cuda.to_device(_ints(n, 17, -50, 50, np.int64))
+    d_keys_out = cuda.device_array(n, np.int64)
+    return (d_keys, None, None, d_keys_out), [d_keys_out, d_keys]
+
+
 def _segmented_sort_args(n):  # segments of one tile and of several, through the temporaries
     d_keys = cuda.to_device(_ints(n, 15, -2**31, 2**31 - 1))
     d_values = cuda.to_device(np.arange(n, dtype=np.int32))
@@ -155,7 +172,8 @@ CALLS = [
     ("inclusive_scan", _op_scan_args), ("exclusive_scan", _op_scan_args), ("inclusive_scan", _tuple_scan_args),
     ("select", _select_args), ("partition", _select_args), ("select_flagged", _flagged_args),
     ("histogram_even", _histogram_args), ("segmented_reduce", _segmented_args), ("radix_sort", _sort_args),
-    ("radix_sort", _sort_bits_args), ("radix_sort", _sort_out_of_place_args),
+    ("radix_sort", _sort_bits_args), ("radix_sort", _sort_out_of_place_args), ("merge_sort", _merge_sort_args),
+    ("merge_sort", _merge_sort_out_of_place_args),
     ("segmented_sort", _segmented_sort_args), ("subtract_left", _difference_args),
     ("subtract_right", _difference_args), ("lower_bound", _bound_args), ("upper_bound", _bound_args),
     ("unique", _unique_args), ("run_length_encode", _run_length_args), ("three_way_partition", _three_way_args),

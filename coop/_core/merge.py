@@ -17,6 +17,10 @@ of two; here the rounds go on up to the next power of two, and runs are clipped 
 tile (as CUB clips them to ``valid_items``), so any group size sorts. Stable: on equal
 keys the merge takes the earlier run's key first, and the odd-even rounds swap only
 strictly out-of-order neighbours.
+
+The merge path and the serial merge are also pieces of their own (``path_finder``,
+``serial_merger``): ``coop.device.merge_sort`` merges a tile of two runs with them, and
+finds its tiles' starts in global memory with the same search.
 """
 
 import numpy as np
@@ -64,8 +68,9 @@ def group_sorter(key_type, value_type, n, threads, sync, partial):
     ``tile_layout`` in ``buffer`` (keys from slot ``base``, values from ``value_base``),
     ``sync(mask)`` synchronising the group."""
     with_values = value_type is not None
-    sort_own_keys = specialised(odd_even_sort, n=n, with_values=with_values)
-    merge = specialised(merge_sort_through, load_key=loader(key_type),
+    sort_own_keys = specialised(odd_even_sort, n=n, swap=specialised(compare_and_swap, with_values=with_values))
+    merge = specialised(merge_sort_through, find_path=path_finder(key_type),
+                        merge_serially=serial_merger(key_type, n),
                         load_value=loader(value_type) if with_values else None, n=n,
                         rounds=merge_rounds(threads), sync=sync, with_values=with_values)
     fill = specialised(fill_past_valid, n=n) if partial else _no_fill
@@ -115,24 +120,37 @@ def fill_past_valid(keys, rank, n, valid_items, oob_default, compare):
 
 
 @device_function
-def odd_even_sort(keys, values, compare, n, with_values):
-    """Sort the thread's ``n`` keys (and values with them) stably in registers."""
-    for i in range(n):
-        for j in range(i & 1, n - 1, 2):
-            left = keys[j]
-            right = keys[j + 1]
-            if compare(right, left):
-                keys[j] = right
-                keys[j + 1] = left
-                if with_values:
-                    value = values[j]
-                    values[j] = values[j + 1]
-                    values[j + 1] = value
+def odd_even_sort(keys, values, compare, n, swap):
+    """Sort the thread's ``n`` keys (and values with them) stably in registers: ``n``
+    rounds, alternately of the even and the odd neighbours. (Each round's loop has a
+    constant trip count: written as one loop whose start alternates, NVVM left 17 rounds
+    rolled, in local memory.) ``swap``: ``compare_and_swap`` specialised."""
+    for _ in range(n // 2):
+        for j in range(0, n - 1, 2):
+            swap(keys, values, compare, j)
+        for j in range(1, n - 1, 2):
+            swap(keys, values, compare, j)
+    if n % 2:
+        for j in range(0, n - 1, 2):
+            swap(keys, values, compare, j)
 
 
 @device_function
-def merge_sort_through(keys, values, compare, buffer, load_key, load_value, base, value_base, rank, n, rounds,
-                       valid_items, sync, mask, with_values, indices):
+def compare_and_swap(keys, values, compare, j, with_values):
+    left = keys[j]
+    right = keys[j + 1]
+    if compare(right, left):
+        keys[j] = right
+        keys[j + 1] = left
+        if with_values:
+            value = values[j]
+            values[j] = values[j + 1]
+            values[j + 1] = value
+
+
+@device_function
+def merge_sort_through(keys, values, compare, buffer, find_path, merge_serially, load_value, base, value_base, rank, n,
+                       rounds, valid_items, sync, mask, with_values, indices):
     """The merging rounds, the thread at ``rank`` of its group holding ``n`` sorted keys:
     keys go through ``buffer`` from key slot ``base``, then values from value slot
     ``value_base`` (the group's ``tile_layout``: ``threads * n + 1`` slots each, as the
@@ -157,35 +175,8 @@ def merge_sort_through(keys, values, compare, buffer, load_key, load_value, base
         end1 = min(valid_items, I32(begin1 + size))
         begin2 = end1
         end2 = min(valid_items, I32(begin2 + size))
-        # merge path: how many of this thread's first `diag` outputs come from run 1
-        count2 = I32(end2 - begin2)
-        low = I32(0) if diag < count2 else I32(diag - count2)
-        high = min(diag, I32(end1 - begin1))
-        while low < high:
-            middle = I32(I32(low + high) >> 1)  # (no overflow: positions are below 2**30)
-            later = load_key(buffer, base + I32(begin2 + diag - 1 - middle))
-            if compare(later, load_key(buffer, base + I32(begin1 + middle))):
-                high = middle
-            else:
-                low = I32(middle + 1)
-        at1 = I32(begin1 + low)
-        at2 = I32(begin2 + diag - low)
-        key1 = load_key(buffer, base + at1)
-        key2 = load_key(buffer, base + at2)
-        for i in range(n):
-            take2 = at2 < end2 and (at1 >= end1 or compare(key2, key1))
-            # each value chosen by a function returning it, not assigned in both arms of
-            # a branch: numba-cuda-mlir 0.6 kept such variables in local memory (8x
-            # slower than CUB); numba-cuda's code gained too (fewer branches and shared
-            # loads: BENCHMARKS.md, "Block and warp merge sort")
-            at = chosen(take2, at2, at1)
-            keys[i] = chosen(take2, key2, key1)
-            indices[i] = at
-            following = load_key(buffer, base + I32(at + 1))
-            key2 = chosen(take2, following, key2)
-            key1 = chosen(take2, key1, following)
-            at2 = chosen(take2, I32(at2 + 1), at2)
-            at1 = chosen(take2, at1, I32(at1 + 1))
+        low = find_path(buffer, base, begin1, end1, begin2, end2, diag, compare)
+        merge_serially(buffer, base, I32(begin1 + low), end1, I32(begin2 + diag - low), end2, keys, indices, compare)
         if with_values:
             sync(mask)
             for i in range(n):
@@ -194,3 +185,60 @@ def merge_sort_through(keys, values, compare, buffer, load_key, load_value, base
             for i in range(n):
                 values[i] = load_value(buffer, value_base + indices[i])
         half = I32(2 * half)
+
+
+def path_finder(key_type, load_key=None, position=I32):
+    """``find_path(buffer, base, begin1, end1, begin2, end2, diag, compare)``, the merge
+    path (Odeh et al., 2012) of two sorted runs of ``key_type`` keys: how many of the
+    first ``diag`` keys of their stable merge come from the first run, ``[begin1,
+    end1)`` of ``buffer`` from slot ``base``, rather than the second, ``[begin2, end2)``.
+    ``load_key(buffer, index)`` reads a key (default: a scratch slot's ``loader``; a
+    device array's item for a search in global memory); positions are computed as
+    ``position`` (int32 in a tile; int64 where runs may pass 2**30 items)."""
+    return specialised(merge_path, load_key=loader(key_type) if load_key is None else load_key, position=position)
+
+
+def serial_merger(key_type, n, load_key=None):
+    """``merge_serially(buffer, base, at1, end1, at2, end2, keys, indices, compare)``:
+    the ``n`` keys of the stable merge of two sorted runs of scratch ``buffer`` (from
+    slot ``base``) that start where the first run is at ``at1`` and the second at
+    ``at2``, into ``keys``, and the slot each came from into ``indices`` (for values to
+    follow). It reads one slot past a run (CUB's SerialMerge): the buffer has one slot
+    more than the runs. ``load_key`` as ``path_finder``'s."""
+    return specialised(serial_merge, load_key=loader(key_type) if load_key is None else load_key, n=n)
+
+
+@device_function
+def merge_path(buffer, base, begin1, end1, begin2, end2, diag, compare, load_key, position):
+    # (each result cut back to ``position``: see merge_sort_through)
+    count2 = position(end2 - begin2)
+    low = position(0) if diag < count2 else position(diag - count2)
+    high = min(position(diag), position(end1 - begin1))
+    while low < high:
+        middle = position(position(low + high) >> 1)  # (no overflow: a tile is far below 2**30 items; int64 past it)
+        later = load_key(buffer, base + position(begin2 + diag - 1 - middle))
+        if compare(later, load_key(buffer, base + position(begin1 + middle))):
+            high = middle
+        else:
+            low = position(middle + 1)
+    return low
+
+
+@device_function
+def serial_merge(buffer, base, at1, end1, at2, end2, keys, indices, compare, load_key, n):
+    key1 = load_key(buffer, base + at1)
+    key2 = load_key(buffer, base + at2)
+    for i in range(n):
+        take2 = at2 < end2 and (at1 >= end1 or compare(key2, key1))
+        # each value chosen by a function returning it, not assigned in both arms of
+        # a branch: numba-cuda-mlir 0.6 kept such variables in local memory (8x
+        # slower than CUB); numba-cuda's code gained too (fewer branches and shared
+        # loads: BENCHMARKS.md, "Block and warp merge sort")
+        at = chosen(take2, at2, at1)
+        keys[i] = chosen(take2, key2, key1)
+        indices[i] = at
+        following = load_key(buffer, base + I32(at + 1))
+        key2 = chosen(take2, following, key2)
+        key1 = chosen(take2, key1, following)
+        at2 = chosen(take2, I32(at2 + 1), at2)
+        at1 = chosen(take2, at1, I32(at1 + 1))

@@ -22,6 +22,8 @@ composing them.
 - ``segmented_reduce(d_in, d_out, offsets, op, initial)`` (DeviceSegmentedReduce).
 - ``radix_sort(d_keys, d_values=None, descending=False, begin_bit=0, end_bit=None)``
   (DeviceRadixSort, Onesweep): in place.
+- ``merge_sort(d_keys, d_values=None, compare=None)`` (DeviceMergeSort): by any
+  comparator, stably, in place.
 - ``segmented_sort(d_keys, offsets, d_values=None, descending=False)``
   (DeviceSegmentedSort): each segment on its own, stably, in place.
 - ``top_k(d_keys, d_keys_out, k, d_values=None, d_values_out=None, largest=True)``
@@ -72,6 +74,7 @@ from coop.device.segmented_reduce import segmented_reduce
 from coop.device.select import (non_trivial_runs, partition, run_length_encode, select, select_flagged,
                                 three_way_partition, unique, unique_by_key)
 from coop.device.radix_sort import radix_sort
+from coop.device.merge_sort import merge_sort
 from coop.device.segmented_sort import segmented_sort
 from coop.device.top_k import top_k
 from coop.device.adjacent_difference import subtract_left, subtract_right
@@ -81,7 +84,7 @@ from coop._core.namespace import public_namespace
 __all__ = ["reduce", "sum", "inclusive_scan", "exclusive_scan", "inclusive_sum", "exclusive_sum",
            "inclusive_scan_by_key", "exclusive_scan_by_key", "inclusive_sum_by_key", "exclusive_sum_by_key", "select",
            "select_flagged", "unique", "unique_by_key", "run_length_encode", "non_trivial_runs", "partition",
-           "three_way_partition", "histogram_even", "segmented_reduce", "radix_sort", "segmented_sort", "top_k",
+           "three_way_partition", "histogram_even", "segmented_reduce", "radix_sort", "merge_sort", "segmented_sort", "top_k",
            "subtract_left", "subtract_right", "lower_bound", "upper_bound", "temp_storage_bytes", "lookback"]
 
 public_namespace(__name__)

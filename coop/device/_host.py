@@ -257,7 +257,7 @@ def _external_stream(handle):
 
 _BUILTIN_OPERATORS = {getattr(operator, name) for name in (
     "add", "sub", "mul", "truediv", "floordiv", "mod", "and_", "or_", "xor", "lshift", "rshift", "pow")}
-_BUILTIN_OPERATORS |= {min, max}
+_BUILTIN_OPERATORS |= {getattr(operator, name) for name in ("lt", "le", "gt", "ge", "eq", "ne")} | {min, max}
 
 
 _COMPILED = {}  # (an operator's code and what it reads: its device function, the newest 256 kept)
@@ -290,13 +290,17 @@ def _code_key(function):
         return function
 
 
-def device_operator(function, name, op):
-    """``op`` in a form coop's kernels can call."""
+def device_operator(function, name, op, arity=2):
+    """``op`` in a form coop's kernels can call, taking ``arity`` values."""
     if op in _BUILTIN_OPERATORS:
         return op
-    if getattr(op, "__qualname__", "").startswith("coop.ops.") or isinstance(op, DeviceFunction):
+    if getattr(op, "__qualname__", "").startswith("coop.ops."):
+        return op
+    if isinstance(op, DeviceFunction):
+        _check_arity(function, name, getattr(op, "py_func", None), arity)
         return op
     if inspect.isfunction(op):
+        _check_arity(function, name, op, arity)
         return _compiled(op)
     source = numba_cuda_mlir.device_function_source(op)
     if source is not None:
@@ -304,6 +308,18 @@ def device_operator(function, name, op):
     raise _error(function, name, f"must be an operator (a coop.ops operator, operator.add and the like, a "
                                  f"lambda or function, or a @cuda.jit(device=True) function of numba-cuda or "
                                  f"numba-cuda-mlir), got {op!r}")
+
+
+def _check_arity(function, name, op, arity):
+    """An ``ArgumentTypeError`` where the Python function ``op`` cannot be called with
+    ``arity`` values (read from its code: the host path stays short)."""
+    code = getattr(op, "__code__", None)
+    if code is None or code.co_flags & inspect.CO_VARARGS:
+        return
+    required = code.co_argcount - len(op.__defaults__ or ())
+    if not required <= arity <= code.co_argcount:
+        values = "1 value" if arity == 1 else f"{arity} values"
+        raise _error(function, name, f"must take {values}, but it takes {code.co_argcount}")
 
 
 def current_context():

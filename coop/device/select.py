@@ -284,7 +284,7 @@ def _select(function, d_in, flags, d_out, predicate, partition, d_num_selected_o
             raise ArgumentTypeError(f"coop.device.{function}: {count_name} must be of an integer dtype of at "
                                     f"least 32 bits (64 from 2^31 items on), got {count.dtype}")
     if predicate is not None:
-        predicate = device_operator(function, "predicate", predicate)
+        predicate = device_operator(function, "predicate", predicate, arity=1)
     stream = launch_stream(stream, waits_without=count_name if d_num_selected_out is None else None)
     if d_num_selected_out is None:
         count = temporary("count", 1, np.int64, stream)
@@ -810,8 +810,8 @@ def three_way_partition(d_in, d_first_part_out, d_second_part_out, d_unselected_
             if is_same_memory(function, name, out, other_name, other):
                 raise ArgumentValueError(f"coop.device.{function}: {name} is {other_name} (give each part, and "
                                          "the input, an array of its own)")
-    first = device_operator(function, "select_first_part_op", select_first_part_op)
-    second = device_operator(function, "select_second_part_op", select_second_part_op)
+    first = device_operator(function, "select_first_part_op", select_first_part_op, arity=1)
+    second = device_operator(function, "select_second_part_op", select_second_part_op, arity=1)
     if d_num_selected_out is not None:
         counts = device_array(function, "d_num_selected_out", d_num_selected_out)
         check_length(function, "d_num_selected_out", counts, 2)

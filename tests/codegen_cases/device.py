@@ -146,6 +146,23 @@ def device_cases(name):
                                                              _array(dtype), carried, state, prefix))(select_kernel)
 
 
+def device_merge_sort_cases(name):
+    """coop.device.merge_sort's kernels for keys of dtype ``name``, alone and with values
+    of their dtype, by the default comparator."""
+    merge = importlib.import_module("coop.device.merge_sort")
+    dtype = np.dtype(SCALARS[name][0])
+    case(f"device-merge_sort-partition-{name}", _types_of(_array(dtype), 1, 1, 1, 1, _array(np.int64)))(
+        merge._partition_kernel(merge.less, dtype))
+    for form, values in (("keys", None), ("pairs", dtype)):
+        carried = _array(dtype if values is None else values)
+        kernel, _ = merge._tile_sort_kernel(merge.less, dtype, values)
+        case(f"device-merge_sort-tiles-{form}-{name}", _types_of(_array(dtype), _array(dtype), carried, carried,
+                                                                 1))(kernel)
+        case(f"device-merge_sort-merge-{form}-{name}", _types_of(_array(dtype), _array(dtype), carried, carried, 1, 1,
+                                                                 _array(np.int64)))(
+            merge._merge_kernel(merge.less, dtype, values))
+
+
 def device_tuple_cases(dtypes):
     """The scans and reduction of tuple values of ``dtypes``."""
     scan, reduce = (importlib.import_module(f"coop.device.{module}") for module in ("scan", "reduce"))
@@ -166,4 +183,6 @@ def device_tuple_cases(dtypes):
 
 for _name in DEVICE_DTYPES:
     device_cases(_name)
+for _name in DEVICE_DTYPES + ("int32", "float64"):
+    device_merge_sort_cases(_name)
 device_tuple_cases((np.int32, np.float32))

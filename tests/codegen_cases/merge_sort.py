@@ -63,6 +63,7 @@ for _name, _threads, _n, _values, _descending in (
     ("int32", 256, 8, True, False),
     ("int32", 512, 8, False, False),
     ("float32", 96, 7, True, True),
+    ("int32", 256, 17, False, False),  # (CUB's device tuning; 17 rounds of one loop stayed rolled, in local memory)
 ):
     _np_dtype, _nb_type = SCALARS[_name]
     case(f"merge_sort-block-{_name}-{_threads}x{_n}{'-values' if _values else ''}", (_nb_type[::1], _nb_type[::1]))(
