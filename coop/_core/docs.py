@@ -581,11 +581,16 @@ object). A NumPy array in host memory is an error.
 """
 
 PARAGRAPHS["device_operator"] = """
-Associative (not necessarily commutative): a coop.ops operator, ``operator.add`` and
-the like, a lambda or function given here (compiled for the device, once for its code
-and the values it reads: a lambda written in the call, new each time, compiles once),
-or a ``@cuda.jit(device=True)`` function.
+A coop.ops operator, ``operator.add``, ``operator.lt`` and the like, a lambda or
+function given here (compiled for the device, once for its code and the values it
+reads: a lambda written in the call, new each time, compiles once), or a
+``@cuda.jit(device=True)`` function. One that cannot take the values it is given
+raises before anything compiles.
 """
+
+PARAGRAPHS["device_combining_operator"] = """
+``op(a, b)``, associative (not necessarily commutative).
+""" + PARAGRAPHS["device_operator"].lstrip("\n")
 
 PARAGRAPHS["device_stream"] = """
 A Numba, CuPy or PyTorch stream, or a ``cudaStream_t`` handle; default: the default

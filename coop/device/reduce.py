@@ -165,7 +165,7 @@ def reduce(d_in, d_out, op, initial, stream=None, temp_storage=None):  # noqa: A
         as many arrays (each of at least one item): ``d_out[k][0]`` receives member
         ``k`` of the result, combined in ``d_out[k]``'s dtype.
     op : operator
-        {device_operator}
+        {device_combining_operator}
         For tuple values it takes and returns tuples.
     initial : scalar or tuple
         The first operand (``op``'s identity gives a plain reduction); for tuple values,

@@ -163,7 +163,7 @@ def inclusive_scan(d_in, d_out, op, initial=None, stream=None, temp_storage=None
         values are converted to and combined in. For tuple values, a tuple of as many
         arrays (each at least as long), whose dtypes are the members' types.
     op : operator
-        {device_operator}
+        {device_combining_operator}
         For tuple values it takes and returns tuples.
     initial : scalar or tuple, optional
         Combined before the first value (for tuple values, a tuple).

@@ -144,7 +144,7 @@ def inclusive_scan_by_key(d_keys, d_values, d_out, op, equality=None, stream=Non
         As long as ``d_keys``; may be ``d_values`` itself, not ``d_keys``. Its dtype is
         the type the values are converted to and combined in.
     op : operator
-        {device_operator}
+        {device_combining_operator}
     equality : function, optional
         ``equality(a, b) -> bool``: whether two consecutive keys are equal (one run).
         Default None: ``a == b`` (float16 keys compared as float32; NaNs never equal).

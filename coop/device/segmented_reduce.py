@@ -82,7 +82,7 @@ def segmented_reduce(d_in, d_out, offsets, op, initial, stream=None, temp_storag
         1]]`` (int32 or int64, non-decreasing, within ``d_in``); an empty segment gives
         ``initial``.
     op : operator
-        {device_operator}
+        {device_combining_operator}
     initial : scalar
         The first operand of every segment's reduction.
     stream : stream, optional
