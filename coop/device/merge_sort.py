@@ -312,7 +312,7 @@ def merge_sort(d_keys, d_values=None, compare=None, d_keys_out=None, d_values_ou
         from numba import cuda
 
         rng = np.random.default_rng(10)
-        distance = rng.integers(0, 50, 20000).astype(np.int32)
+        distance = rng.integers(0, 50, 3000).astype(np.int32)
         d_keys = cuda.to_device(distance)
         d_order = cuda.to_device(np.arange(distance.size, dtype=np.int32))
         coop.device.merge_sort(d_keys, d_order, compare=lambda a, b: a < b)
