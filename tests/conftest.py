@@ -4,6 +4,9 @@
 - ``COOP_TEST_MODE=sim``: kernels run on Numba's CUDA simulator (a smaller matrix);
   codegen checks compile in a subprocess without the simulator.
 - unset: ``gpu`` if a CUDA device answers, else ``sim``.
+
+Under the simulator the fixtures that compile in subprocesses start as soon as the tests
+are collected, and the tests that use them run last (background.py).
 """
 
 import functools
@@ -68,3 +71,37 @@ def pytest_runtest_setup(item):
         pytest.fail(f"codegen checks cannot compile here: {reason}")
     pytest.skip(f"codegen checks cannot compile here (they need the CUDA toolkit's NVRTC, NVVM and nvJitLink: "
                 f"pip install -e '.[cu13,test]'): {reason}")
+
+
+def _skipped(item):
+    return item.get_closest_marker("skip") is not None or any(
+        marker.args and isinstance(marker.args[0], bool) and marker.args[0] for marker in item.iter_markers("skipif"))
+
+
+@pytest.hookimpl(trylast=True)  # (after -k and -m deselected theirs)
+def pytest_collection_modifyitems(config, items):
+    """Under the simulator: start the early fixtures (background.py) of the tests that
+    will run, and run those tests last, so that the fixtures' subprocesses run beside
+    the others."""
+    if MODE != "sim" or config.option.collectonly:
+        return
+    later = []
+    for item in items:
+        early = getattr(getattr(item, "module", None), "EARLY", {})
+        wanted = [early[name] for name in getattr(item, "fixturenames", ()) if name in early]
+        if not wanted or _skipped(item):
+            continue
+        if item.get_closest_marker("codegen") is not None and _codegen_missing() is not None:
+            continue
+        for fixture in wanted:
+            fixture.start()
+        later.append(item)
+    if later:
+        moved = set(map(id, later))
+        items[:] = [item for item in items if id(item) not in moved] + later
+
+
+def pytest_unconfigure(config):
+    import background
+
+    background.stop()

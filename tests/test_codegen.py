@@ -4,6 +4,7 @@ message naming the primitive and the parameter. No GPU needed; under the simulat
 kernels are compiled in a subprocess without it. Where the toolkit is missing,
 conftest.py skips them (codegen_toolchain)."""
 
+import concurrent.futures
 import json
 import os
 import pathlib
@@ -13,6 +14,7 @@ import sys
 
 import pytest
 
+import background
 import codegen_cases
 from codegen_toolchain import compile_env
 
@@ -22,30 +24,40 @@ SIMULATED = os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"
 HERE = pathlib.Path(__file__).resolve().parent
 
 
+def _compiled_in_subprocesses():
+    """name -> result for every case, compiled by processes side by side without the
+    simulator, each compiling every ``shares``-th case."""
+    env = dict(compile_env(), COOP_DEBUG="0")
+    shares = max(1, min(4, os.cpu_count() or 1))
+
+    def share(number):
+        return background.run([sys.executable, "-m", "codegen_cases", "--share", f"{number}/{shares}"],
+                              timeout=1800, cwd=HERE, env=env)
+
+    results, failures = {}, []
+    with concurrent.futures.ThreadPoolExecutor(shares) as pool:
+        for run in pool.map(share, range(shares)):
+            entries = [json.loads(line) for line in run.stdout.splitlines() if line.startswith("{")]
+            results.update((entry.pop("name"), entry) for entry in entries)
+            if run.returncode != 0 and not entries:
+                failures.append(run.stderr[-4000:])
+    if failures:
+        pytest.fail("codegen subprocess failed:\n" + "\n".join(failures))
+    return results
+
+
+#: (started when the tests are collected: background.py)
+EARLY = {"compiled": background.Early(_compiled_in_subprocesses)}
+
+
 @pytest.fixture(scope="session")
 def compiled():
-    """name -> result for every case: compiled here, or by a subprocess under the simulator."""
+    """name -> result for every case: compiled here, or by subprocesses under the simulator."""
     if not SIMULATED:
         results = {name: codegen_cases.compile_case(name) for name in codegen_cases.CASES}
         results.update({name: codegen_cases.compile_misuse(name) for name in codegen_cases.MISUSES})
         return results
-    env = dict(compile_env(), COOP_DEBUG="0")
-    shares = max(1, min(4, os.cpu_count() or 1))  # (processes side by side, each compiling every shares-th case)
-    runs = [
-        subprocess.Popen([sys.executable, "-m", "codegen_cases", "--share", f"{share}/{shares}"], cwd=HERE, env=env,
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        for share in range(shares)
-    ]
-    results, failures = {}, []
-    for run in runs:
-        stdout, stderr = run.communicate(timeout=1200)
-        entries = [json.loads(line) for line in stdout.splitlines() if line.startswith("{")]
-        results.update((entry.pop("name"), entry) for entry in entries)
-        if run.returncode != 0 and not entries:
-            failures.append(stderr[-4000:])
-    if failures:
-        pytest.fail("codegen subprocess failed:\n" + "\n".join(failures))
-    return results
+    return EARLY["compiled"]()
 
 
 @pytest.mark.parametrize("name", list(codegen_cases.CASES))

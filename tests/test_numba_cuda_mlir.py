@@ -22,6 +22,7 @@ import textwrap
 
 import pytest
 
+import background
 from coop._core.device import gpu_available
 from helpers import DEBUG_KERNELS, DEBUG_LAUNCHES, FULL_MATRIX
 
@@ -29,6 +30,9 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("numba_cuda_mlir") is None,
                                 reason="numba-cuda-mlir is not installed (pip install 'coop[mlir]')")
+
+#: the fixtures that compile in subprocesses, started when the tests are collected (background.py)
+EARLY = {}
 
 PROLOGUE = textwrap.dedent(
     """
@@ -49,8 +53,7 @@ def _run(body, simulate=False):
     env = {k: v for k, v in os.environ.items() if k not in ("COOP_TEST_MODE",)}
     env["NUMBA_ENABLE_CUDASIM"] = "1" if simulate else "0"
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
-    return subprocess.run([sys.executable, "-c", PROLOGUE + textwrap.dedent(body)], env=env, capture_output=True,
-                          text=True, timeout=1800)
+    return background.run([sys.executable, "-c", PROLOGUE + textwrap.dedent(body)], timeout=1800, env=env)
 
 
 # -- the matrix: one block of 64 threads (two warps), 4 items per thread where a case has
@@ -427,7 +430,7 @@ def _lines(variants, simulate=False):
     return _side_by_side(lambda chunk: _matrix_part(chunk, simulate), variants)
 
 
-@pytest.fixture(scope="module")
+@background.early_fixture(EARLY)
 def matrix():
     return _lines(VARIANTS)
 
@@ -454,7 +457,7 @@ SIMULATED = [(case, DTYPES[(number + shift) % len(DTYPES)]) for number, case in 
 SIMULATED += [(case, dtype) for dtype, cases in OTHER_TYPES.items() for case in cases]
 
 
-@pytest.fixture(scope="module")
+@background.early_fixture(EARLY)
 def simulated():
     return _lines(SIMULATED, simulate=True)
 
@@ -669,7 +672,7 @@ MISUSE_KERNELS = [name for name, (_, signature, message) in _misuses().items()
                   if signature is not None and not message.startswith("coop_error__")]
 
 
-@pytest.fixture(scope="module")
+@background.early_fixture(EARLY)
 def mlir_misuses():
     run = _run(f"TESTS = {str(ROOT / 'tests')!r}\nNAMES = {MISUSE_KERNELS!r}\n" + MISUSE_TABLE)
     assert run.returncode == 0, run.stderr[-4000:]
@@ -700,7 +703,7 @@ REFUSED = [
 ]
 
 
-@pytest.fixture(scope="module")
+@background.early_fixture(EARLY)
 def refusals():
     body = ""
     for number, (call, _) in enumerate(REFUSED):
@@ -762,7 +765,7 @@ for name, code in EXAMPLES:
 """
 
 
-@pytest.fixture(scope="module")
+@background.early_fixture(EARLY)
 def examples():
     def part(chunk):
         run = _run(f"EXAMPLES = {chunk!r}\n" + EXAMPLES)
@@ -892,7 +895,7 @@ DEFECTS = {
 }
 
 
-@pytest.fixture(scope="module")
+@background.early_fixture(EARLY)
 def defects():
     body = "".join(f"\nprint({name!r}, end=': ')\n" + textwrap.dedent(code) for name, (code, _) in DEFECTS.items())
     run = _run(body)

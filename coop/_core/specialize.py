@@ -66,7 +66,49 @@ def _simulator_type(value, constant=True, read_only=False):
     """The Numba type a simulated argument would have in a compiled kernel: ints, bools
     and strings as literals where Numba sees a compile-time ``constant`` (see
     ``coop._core.call_site``), else as run-time values; arrays ``read_only`` where
-    Numba's would be (a global array, or one that is not writeable)."""
+    Numba's would be (a global array, or one that is not writeable). Remembered by what
+    decides it (``_type_key``): every thread of a block makes the same calls, and
+    building a Numba type (a literal's builds a typing context) costs more than a
+    simulated primitive's own work."""
+    key = _type_key(value, constant, read_only)
+    if key is None:
+        return _type_of(value, constant, read_only)
+    found = _TYPES.get(key, _TYPES)
+    if found is _TYPES:
+        found = _TYPES[key] = _type_of(value, constant, read_only)
+    return found
+
+
+_TYPES = {}  # _type_key -> Numba type
+
+
+def _type_key(value, constant, read_only):
+    """What ``_type_of`` reads of an argument, hashable, or None where that is more than
+    a few attributes (tuples but of int constants, records, other objects)."""
+    kind = type(value)
+    if value is None:
+        return None, None
+    if kind is bool or kind is int or kind is str:
+        return kind, value if constant else None, constant
+    if kind is float or kind is complex or kind is np.bool_ or issubclass(kind, np.number):
+        return (kind,)
+    if kind is tuple:
+        if constant and value and all(type(v) is int for v in value):
+            return kind, value
+        return None
+    ndim = getattr(value, "ndim", 0)
+    if ndim and getattr(value, "dtype", None) is not None:
+        flags = getattr(value, "flags", None)
+        return value.dtype, ndim, read_only or not (flags is None or flags.writeable)
+    if callable(value) and not isinstance(value, type):
+        code = getattr(value, "__code__", None)
+        if code is None:
+            return None
+        return code, getattr(value, "__qualname__", "?")
+    return None
+
+
+def _type_of(value, constant, read_only):
     from numba.cuda.np.numpy_support import from_dtype
     from numba.cuda.typing.typeof import typeof
 
@@ -234,39 +276,78 @@ def _simulated_primitive(qualname, generator, signature, group, uniform):
 
     implementations = {}
     parameters = tuple(signature.parameters)
+    bind = _binder(signature)
 
     def call(*args, **kwargs):
         if not simulator.in_kernel():
             raise CoopError(host_call_message(qualname))
-        bound = signature.bind(*args, **kwargs)
-        bound.apply_defaults()
+        arguments = bind(args, kwargs)
         thread = threading.current_thread()
         nested = getattr(thread, "_coop_depth", 0)
         if nested:
-            arg_types = tuple(_simulator_type(v) for v in bound.arguments.values())
+            arg_types = tuple(map(_simulator_type, arguments))
         else:
             frame = sys._getframe(1)
             site = call_site(frame, parameters)
             arg_types = tuple(
                 _simulator_type(v, name not in site.run_time, name in site.read_only)
-                for name, v in bound.arguments.items()
+                for name, v in zip(parameters, arguments)
             )
         impl = implementations.get(arg_types)
         if impl is None:
-            impl = implementations[arg_types] = generator(*arg_types)
+            with _SPECIALISING:  # (else every thread of the block would run the generator)
+                impl = implementations.get(arg_types)
+                if impl is None:
+                    impl = implementations[arg_types] = generator(*arg_types)
         if group is not None and not nested:
-            arguments = bound.arguments
-            simulator.check_launch(qualname, site.where, arguments.get("threads"))
-            width = int(arguments.get("width", 32)) if group == "warp" else None
-            agreed = {name: arguments[name] for name in uniform if name in arguments}
+            named = dict(zip(parameters, arguments))
+            simulator.check_launch(qualname, site.where, named.get("threads"))
+            width = int(named.get("width", 32)) if group == "warp" else None
+            agreed = {name: named[name] for name in uniform if name in named}
             simulator.primitive_call(qualname, site.where, width, agreed, frame)
         thread._coop_depth = nested + 1
         try:
-            return impl(*bound.args, **bound.kwargs)
+            return impl(*arguments)
         finally:
             thread._coop_depth = nested
 
     return call
+
+
+_SPECIALISING = threading.RLock()
+
+
+def _binder(signature):
+    """``bind(args, kwargs)``: the call's argument for each of ``signature``'s parameters,
+    in order, defaults filled in (``inspect.Signature.bind`` for what it does not take
+    in its stride: its errors, parameters other than positional-or-keyword)."""
+    names = tuple(signature.parameters)
+    position = {name: k for k, name in enumerate(names)}
+    defaults = [p.default for p in signature.parameters.values()]
+    plain = all(p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD for p in signature.parameters.values())
+
+    def bind_slowly(args, kwargs):
+        bound = signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        return list(bound.arguments.values())
+
+    if not plain:
+        return bind_slowly
+
+    def bind(args, kwargs):
+        if len(args) > len(names):
+            return bind_slowly(args, kwargs)
+        arguments = list(args) + defaults[len(args):]
+        for name, value in kwargs.items():
+            k = position.get(name, -1)
+            if k < len(args):  # (unknown, or given twice)
+                return bind_slowly(args, kwargs)
+            arguments[k] = value
+        if any(value is inspect.Parameter.empty for value in arguments):  # (one missing)
+            return bind_slowly(args, kwargs)
+        return arguments
+
+    return bind
 
 
 class _LiteralFailure(threading.local):

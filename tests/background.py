@@ -1,0 +1,100 @@
+"""Fixtures whose work is compiling hundreds of kernels in subprocesses (the codegen
+cases, the numba-cuda-mlir matrix) start when the tests are collected, so that their
+processes run beside the simulated tests: the simulator keeps one core busy (one Python
+thread at a time), and CI has two.
+
+A module lists them in ``EARLY = {fixture name: Early(function)}`` (``early_fixture``
+makes such a fixture); the fixture returns ``EARLY[name]()``, which waits for the result
+(computing it there if nothing started it). conftest.py starts those of the tests it
+runs (under the simulator, where their work is in subprocesses) and runs those tests
+last. The subprocesses are made with ``run`` and ended with the session (``stop``), also
+when it stops early.
+
+Imported by conftest.py: no Numba, no coop."""
+
+import subprocess
+import threading
+
+import pytest
+
+
+class Early:
+    """``function()``'s result, computed once, in a daemon thread from ``start()`` on."""
+
+    def __init__(self, function):
+        self.function = function
+        self.lock = threading.Lock()
+        self.done = threading.Event()
+        self.thread = None
+        self.result = self.error = None
+
+    def start(self):
+        with self.lock:
+            if self.thread is None:
+                self.thread = threading.Thread(target=self._compute, name=f"early {self.function.__name__}",
+                                               daemon=True)
+                self.thread.start()
+
+    def _compute(self):
+        try:
+            self.result = self.function()
+        except BaseException as error:  # (raised again where the result is asked for)
+            self.error = error
+        finally:
+            self.done.set()
+
+    def __call__(self):
+        self.start()
+        self.done.wait()
+        if self.error is not None:
+            raise self.error
+        return self.result
+
+
+def early_fixture(registry, scope="module"):
+    """A fixture of ``function()``'s result, registered in the module's ``registry``
+    (its ``EARLY``) under the function's name, which is the fixture's."""
+
+    def decorate(function):
+        early = registry[function.__name__] = Early(function)
+
+        def fixture():
+            return early()
+
+        fixture.__doc__ = function.__doc__
+        return pytest.fixture(fixture, scope=scope, name=function.__name__)
+
+    return decorate
+
+
+_RUNNING = set()
+_RUNNING_LOCK = threading.Lock()
+_STOPPED = threading.Event()
+
+
+def run(args, timeout, **kwargs):
+    """``subprocess.run(args, capture_output=True, text=True, timeout=timeout, **kwargs)``,
+    ended by ``stop()``."""
+    with subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kwargs) as process:
+        with _RUNNING_LOCK:
+            if _STOPPED.is_set():
+                process.kill()
+            _RUNNING.add(process)
+        try:
+            stdout, stderr = process.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            stdout, stderr = process.communicate()
+            raise subprocess.TimeoutExpired(args, timeout, stdout, stderr) from None
+        finally:
+            with _RUNNING_LOCK:
+                _RUNNING.discard(process)
+    return subprocess.CompletedProcess(args, process.returncode, stdout, stderr)
+
+
+def stop():
+    """End the subprocesses still running (a session that ends before it needs them)."""
+    with _RUNNING_LOCK:
+        _STOPPED.set()
+        for process in _RUNNING:
+            process.kill()
