@@ -31,6 +31,11 @@ def _reduce_args(n):
     return (cuda.to_device(_ints(n, 1)), d_out, lambda a, b: a + b, np.int64(5)), [d_out]
 
 
+def _empty_reduce_args(n):  # (no values: initial, written by a launch as any other)
+    d_out = cuda.device_array(1, np.int64)
+    return (cuda.to_device(_ints(0, 1)), d_out, coop.ops.add, np.int64(5)), [d_out]
+
+
 def _sum_args(n):
     d_out = cuda.device_array(1, np.int32)
     return (cuda.to_device(_ints(n, 2)), d_out), [d_out]
@@ -168,7 +173,7 @@ def _sum_by_key_args(n):
 COUNTED = ("select", "select_flagged", "unique", "run_length_encode")
 
 CALLS = [
-    ("reduce", _reduce_args), ("sum", _sum_args), ("inclusive_sum", _scan_args), ("exclusive_sum", _scan_args),
+    ("reduce", _reduce_args), ("reduce", _empty_reduce_args), ("sum", _sum_args), ("inclusive_sum", _scan_args), ("exclusive_sum", _scan_args),
     ("inclusive_scan", _op_scan_args), ("exclusive_scan", _op_scan_args), ("inclusive_scan", _tuple_scan_args),
     ("select", _select_args), ("partition", _select_args), ("select_flagged", _flagged_args),
     ("histogram_even", _histogram_args), ("segmented_reduce", _segmented_args), ("radix_sort", _sort_args),
@@ -264,6 +269,16 @@ def test_a_repeated_call_is_replayed(monkeypatch):
     for _ in range(2):
         assert coop.device.select(d_x, d_out, _is_even, temp_storage=storage) == (x % 2 == 0).sum()
     assert len(ran) == 3, "select returning its count: sized once, run each time"
+
+
+def test_an_empty_reduction_writes_initial_in_every_call():
+    """No values: reduce writes initial by a launch, so a replayed call writes it too."""
+    args, (d_out,) = _empty_reduce_args(0)
+    storage = cuda.device_array(coop.device.temp_storage_bytes(coop.device.reduce, *args), np.uint8)
+    for call in range(3):
+        d_out.copy_to_device(np.array([-1], np.int64))
+        coop.device.reduce(*args, temp_storage=storage)
+        assert d_out.copy_to_host()[0] == 5, f"call {call}"
 
 
 def test_sizes():

@@ -49,8 +49,8 @@ streams, operators given on the host, launch sizes, kernel caches and the launch
   take the kept layout, and those that return nothing replay the launches and memsets
   the first one recorded (``_Plan``; not while a stream of theirs captures a graph).
   A CUDA graph may capture them: each call initialises the state it needs.
-- ``copied_to_host(array, stream)``, ``copied_to_device(array, values, stream)``: a
-  call's copies between host and device (neither is replayed).
+- ``copied_to_host(array, stream)``: a call's result read back (a call that returns it
+  is not replayed).
 
 The launcher (``launch``) is numba-cuda's launch with most of its per-launch host work
 done once per kernel and argument types: ``coop._core.compilers.numba_cuda_launch``.
@@ -82,8 +82,7 @@ else:
 
     from coop._core.compilers import numba_cuda_launch
 
-__all__ = ["documented", "device_array", "check_length", "launch_stream", "copied_to_host", "copied_to_device",
-           "device_operator",
+__all__ = ["documented", "device_array", "check_length", "launch_stream", "copied_to_host", "device_operator",
            "current_context", "resident_blocks", "kernel_resident_blocks", "launch", "launch_over", "fill_zero",
            "copy_items", "temporary", "temporary_with_state", "zeroed_temporary", "is_same_memory", "segment_offsets",
            "takes_temp_storage", "temp_storage_bytes"]
@@ -213,15 +212,6 @@ def copied_to_host(array, stream):
         return np.zeros(array.size, array.dtype)
     _record(None, stream)  # (a result read back: the call cannot be replayed)
     return array.copy_to_host(stream=stream)
-
-
-def copied_to_device(array, values, stream):
-    """``array[:len(values)] = values`` (a NumPy array), queued on ``stream``; nothing
-    while sizing ``temp_storage``."""
-    if _CALL.storage is not None and _CALL.storage.sizing:
-        return
-    _record(None, stream)  # (host memory read when queued: the call is not replayed)
-    array[:values.size].copy_to_device(values, stream=stream)
 
 
 _STREAM_ATTRIBUTES = {}  # (a stream class: the attribute holding its handle)

@@ -31,7 +31,7 @@ from coop._core.backend import SIMULATOR
 from coop._core.items import accessors
 from coop._core.scratch import Region, allocator, loader, store
 from coop._core.values import converter, value_type_of
-from coop.device._host import (check_length, copied_to_device, device_array, device_operator, documented, launch,
+from coop.device._host import (check_length, device_array, device_operator, documented, launch,
                                launch_stream, resident_blocks, takes_temp_storage, temporary, zeroed_temporary)
 from coop.device.lookback import arrive
 from coop.device._tiles import items_per_thread
@@ -126,7 +126,7 @@ def _kernel(op, in_dtypes, dtypes, warps=WARPS, lane_bytes=LANE_BYTES):
         cuda.syncthreads()
         if is_last[0]:
             cuda.threadfence()
-            count = cuda.gridDim.x
+            count = cuda.gridDim.x if n > 0 else 0  # (no values: initial)
             total_so_far = initial
             for base in range(0, count, final_tile):
                 valid = min(count - base, final_tile)
@@ -241,11 +241,9 @@ def _reduce(function, d_in, d_out, op, initial, stream):
     value_type = value_dtype(d_out)
     initial = host_value(function, "initial", initial, value_type)
     kernel, warp_tile, threads = _kernel(op, value_dtype(d_in), value_type)
-    if n == 0:
-        for array, member, value in (zip(d_out, value_type, initial) if zipped else ((d_out, value_type, initial),)):
-            copied_to_device(array, np.array([value], member), stream)
-        return
-    blocks = min(resident_blocks(threads), -(-n // (warp_tile * (threads // 32))))
+    # (no values: one block writes initial, a launch as any other, so that graphs and
+    # replays hold it)
+    blocks = max(1, min(resident_blocks(threads), -(-n // (warp_tile * (threads // 32)))))
     if zipped:  # (an array per member: two may have one dtype)
         partials = tuple(temporary(f"partials.{k}", blocks, member, stream) for k, member in enumerate(value_type))
     else:
