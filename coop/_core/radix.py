@@ -200,6 +200,12 @@ def digit(key_type):
     return _digit(key_bits(key_type), _float_fields(key_type))
 
 
+def comparable_digit(key_type):
+    """``digit``'s for the bits ``comparable`` gives (-0.0 already read as +0.0), in the
+    key's width: 32-bit shifts for keys of 4 bytes or fewer, whatever the shift."""
+    return _digit(key_bits(key_type), ())
+
+
 @functools.lru_cache(maxsize=None)
 def comparable(key_type):
     """A ``@cuda.jit(device=True)`` function ``key -> ordered bits`` (unsigned, the key's
@@ -210,13 +216,14 @@ def comparable(key_type):
     unsigned = np.dtype("uint%d" % key_bits(key_type)).type
     fields = _float_fields(key_type)
     minus_zero = unsigned(fields[0][2] if fields else 0)
-    has_minus_zero, one = bool(fields), unsigned(1)
+    plus_zero = unsigned(minus_zero + 1) if fields else minus_zero  # (the ordered bits follow -0.0's)
+    has_minus_zero = bool(fields)
 
     @cuda.jit(device=True)
     def bits(key):
         b = ordered(key)
         if has_minus_zero and b == minus_zero:
-            b += one  # (+0.0's ordered bits)
+            b = plus_zero  # (a choice, not a sum: Numba adds narrow unsigned ints in 64 bits)
         return b
 
     return bits

@@ -49,7 +49,7 @@ from coop.device.radix_sort import check_key_dtype, output_array
 
 __all__ = ["top_k"]
 
-THREADS = BLOCK_THREADS
+THREADS = BLOCK_THREADS  # (CUB's 512 with 32 registers a thread spill here; 512 unbounded: as fast)
 THREAD_BYTES = 32  # (a thread's keys of a tile: two vector loads; 10% faster than CUB's one on an H200)
 MAX_ITEMS = 16  # (one-byte keys: no more unrolled work a tile than 16 keys)
 # the kept state (int64): the keys of the chosen prefix still wanted, the keys sharing it
@@ -87,6 +87,13 @@ def _kernels(key_dtype, value_dtype, largest):
     load = tile_loader(THREADS, items, "vectorize")  # (blocked: the order is free)
     scan_bytes = coop.block.exclusive_sum.temp_storage_bytes(from_dtype(np.dtype(np.int64)), THREADS)
 
+    # digits and prefixes of keys of 4 bytes or fewer in 32-bit arithmetic (Numba widens
+    # narrow unsigned ints to 64 bits): twice the keys counted in a cycle
+    narrow = key_bits <= 32
+    extract = radix.comparable_digit(key_type)
+    prefix_type = np.uint32 if narrow else np.uint64
+    no_bits = np.dtype(f"uint{key_bits}").type(0)  # (a key left out: the ordered bits' type)
+
     @cuda.jit(device=True)
     def shift_and_width(p):
         """Digit ``p``'s lowest bit and its width (the last may be narrower)."""
@@ -97,20 +104,24 @@ def _kernels(key_dtype, value_dtype, largest):
     def best_first_digit(ordered, p):
         """Digit ``p`` of ``ordered`` bits, numbered best first."""
         shift, width = shift_and_width(p)
-        mask = np.uint64((1 << width) - 1)
-        d = (np.uint64(ordered) >> np.uint64(shift)) & mask
-        return np.int32(mask - d) if largest else np.int32(d)
+        d = extract(ordered, shift, width)
+        return np.int32(d ^ np.uint32((1 << width) - 1)) if largest else np.int32(d)
 
-    @cuda.jit(device=True)
     def class_of(ordered, p, prefix):
-        """The key's class against ``prefix``, the chosen digits 0 .. ``p``."""
+        """The key's class against ``prefix`` (``prefix_type``), the chosen digits 0 ..
+        ``p``."""
         shift, width = shift_and_width(p)
-        top = np.uint64(ordered) >> np.uint64(shift)
+        if narrow:
+            top = prefix_type(ordered) if shift == 0 else prefix_type(extract(ordered, shift, key_bits - shift))
+        else:
+            top = np.uint64(ordered) >> np.uint64(shift)
         if top == prefix:
             return CANDIDATE
         if (top > prefix) if largest else (top < prefix):
             return SELECT
         return DROP
+
+    class_of = cuda.jit(device=True)(without_dead_branches(class_of))
 
     @cuda.jit(device=True)
     def warp_append(flag, state, index):
@@ -198,9 +209,69 @@ def _kernels(key_dtype, value_dtype, largest):
             load_tile(keys, in_keys, buffered, following, count, ahead)
 
     @cuda.jit(device=True)
+    def count_first_digits(tile, tile_digits, counts, whole, valid):
+        """The first digits of a tile's keys counted: all of them (``whole``: no check
+        a key, called with a constant), or the first ``valid``."""
+        for i in range(items):
+            counted = whole or cuda.threadIdx.x * items + i < valid
+            tile_digits[i] = best_first_digit(comparable(tile[i]), 0) if counted else digits
+        count_digits(tile_digits, counts)
+
+    @cuda.jit(device=True)
     def origin(buffered, positions, index):
         """Where key ``index`` of the launch's input came from in ``d_keys``."""
         return positions[index] if buffered else np.int64(index)
+
+    @cuda.jit(device=True)
+    def filter_tile(tile, tile_digits, counts, base, whole, count, p, chosen, writes, all_wanted, buffered, values,
+                    in_positions, out_keys, out_positions, keys_out, values_out, state):
+        """A tile of ``filter_kernel``'s pass ``p``: its keys classed, the selected (and
+        the candidates) written where the launch ``writes``, the candidates' digits
+        counted. ``whole`` (a constant): every key of the tile is below ``count``."""
+        for i in range(items):
+            index = base + cuda.threadIdx.x * items + i
+            key = tile[i]
+            ordered = no_bits
+            key_class = DROP
+            if whole or index < count:
+                ordered = comparable(key)
+                key_class = class_of(ordered, p - 1, chosen)
+            if writes:
+                selected = key_class == SELECT or (all_wanted and key_class == CANDIDATE)
+                position = warp_append(selected, state, SELECTED)
+                if selected:
+                    keys_out[position] = key
+                    if with_values:
+                        values_out[position] = values[origin(buffered, in_positions, index)]
+                if not all_wanted:
+                    position = warp_append(key_class == CANDIDATE, state, FILTERED)
+                    if key_class == CANDIDATE:
+                        out_keys[position] = key
+                        if with_values:
+                            out_positions[position] = origin(buffered, in_positions, index)
+            tile_digits[i] = best_first_digit(ordered, p) if key_class == CANDIDATE else digits
+        if not all_wanted:
+            count_digits(tile_digits, counts)
+
+    @cuda.jit(device=True)
+    def select_tile(tile, base, whole, count, k, chosen, wanted, buffered, values, in_positions, keys_out,
+                    values_out, state):
+        """A tile of ``select_kernel``: the better keys written from the output's start,
+        the wanted ties from its end. ``whole`` as ``filter_tile``'s."""
+        for i in range(items):
+            index = base + cuda.threadIdx.x * items + i
+            key = tile[i]
+            key_class = DROP
+            if whole or index < count:
+                key_class = class_of(comparable(key), passes - 1, chosen)
+            position = warp_append(key_class == SELECT, state, SELECTED)
+            tie = warp_append(key_class == CANDIDATE, state, TIES)
+            if key_class == CANDIDATE and tie < wanted:
+                position = k - 1 - tie
+            if key_class == SELECT or (key_class == CANDIDATE and tie < wanted):
+                keys_out[position] = key
+                if with_values:
+                    values_out[position] = values[origin(buffered, in_positions, index)]
 
     def count_kernel(keys, n, k, counters, state, prefix):
         counts = cuda.shared.array(digits, np.uint32)
@@ -212,10 +283,10 @@ def _kernels(key_dtype, value_dtype, largest):
         zeroed_counts(counts)
         for base in range(cuda.blockIdx.x * tile_size, n, cuda.gridDim.x * tile_size):
             tile_ahead(keys, keys, False, base, n, tile, ahead)
-            for i in range(items):
-                counted = base + cuda.threadIdx.x * items + i < n
-                tile_digits[i] = best_first_digit(comparable(tile[i]), 0) if counted else digits
-            count_digits(tile_digits, counts)
+            if base + tile_size <= n:
+                count_first_digits(tile, tile_digits, counts, True, 0)
+            else:
+                count_first_digits(tile, tile_digits, counts, False, n - base)
         count_into(counts, counters)
         if block_arrives(counters, digits, last):
             choose(counters, state, prefix, k, 0, temp)
@@ -241,36 +312,18 @@ def _kernels(key_dtype, value_dtype, largest):
         writes = all_wanted or candidates <= buffer_length
         buffered = state[BUFFERED] >= 0
         count = state[BUFFERED] if buffered else n
-        chosen = prefix[0]
+        chosen = prefix_type(prefix[0])
         first_tile(keys, in_keys, buffered, count, ahead)
         if not all_wanted:
             zeroed_counts(counts)
         for base in range(cuda.blockIdx.x * tile_size, count, cuda.gridDim.x * tile_size):
             tile_ahead(keys, in_keys, buffered, base, count, tile, ahead)
-            for i in range(items):
-                index = base + cuda.threadIdx.x * items + i
-                key = tile[i]
-                ordered = np.uint64(0)
-                key_class = DROP
-                if index < count:
-                    ordered = comparable(key)
-                    key_class = class_of(ordered, p - 1, chosen)
-                if writes:
-                    selected = key_class == SELECT or (all_wanted and key_class == CANDIDATE)
-                    position = warp_append(selected, state, SELECTED)
-                    if selected:
-                        keys_out[position] = key
-                        if with_values:
-                            values_out[position] = values[origin(buffered, in_positions, index)]
-                    if not all_wanted:
-                        position = warp_append(key_class == CANDIDATE, state, FILTERED)
-                        if key_class == CANDIDATE:
-                            out_keys[position] = key
-                            if with_values:
-                                out_positions[position] = origin(buffered, in_positions, index)
-                tile_digits[i] = best_first_digit(ordered, p) if key_class == CANDIDATE else digits
-            if not all_wanted:
-                count_digits(tile_digits, counts)
+            if base + tile_size <= count:
+                filter_tile(tile, tile_digits, counts, base, True, count, p, chosen, writes, all_wanted, buffered,
+                            values, in_positions, out_keys, out_positions, keys_out, values_out, state)
+            else:
+                filter_tile(tile, tile_digits, counts, base, False, count, p, chosen, writes, all_wanted, buffered,
+                            values, in_positions, out_keys, out_positions, keys_out, values_out, state)
         if not all_wanted:
             count_into(counts, counters)
         if block_arrives(counters, digits, last):
@@ -292,24 +345,16 @@ def _kernels(key_dtype, value_dtype, largest):
         tile, ahead = cuda.local.array(items, key_type), cuda.local.array(items, key_type)
         buffered = state[BUFFERED] >= 0
         count = state[BUFFERED] if buffered else n
-        chosen = prefix[0]
+        chosen = prefix_type(prefix[0])
         first_tile(keys, in_keys, buffered, count, ahead)
         for base in range(cuda.blockIdx.x * tile_size, count, cuda.gridDim.x * tile_size):
             tile_ahead(keys, in_keys, buffered, base, count, tile, ahead)
-            for i in range(items):
-                index = base + cuda.threadIdx.x * items + i
-                key = tile[i]
-                key_class = DROP
-                if index < count:
-                    key_class = class_of(comparable(key), passes - 1, chosen)
-                position = warp_append(key_class == SELECT, state, SELECTED)
-                tie = warp_append(key_class == CANDIDATE, state, TIES)
-                if key_class == CANDIDATE and tie < wanted:
-                    position = k - 1 - tie
-                if key_class == SELECT or (key_class == CANDIDATE and tie < wanted):
-                    keys_out[position] = key
-                    if with_values:
-                        values_out[position] = values[origin(buffered, in_positions, index)]
+            if base + tile_size <= count:
+                select_tile(tile, base, True, count, k, chosen, wanted, buffered, values, in_positions, keys_out,
+                            values_out, state)
+            else:
+                select_tile(tile, base, False, count, k, chosen, wanted, buffered, values, in_positions, keys_out,
+                            values_out, state)
 
     return (cuda.jit(without_dead_branches(count_kernel)), cuda.jit(without_dead_branches(filter_kernel)),
             cuda.jit(without_dead_branches(select_kernel)), passes, digits, tile_size)
