@@ -16,7 +16,8 @@ from test_device_temp_storage import CALLS, COUNTED, _empty_reduce_args
 pytestmark = pytest.mark.skipif(ON_GPU, reason="stops simulated kernels between blocks")
 
 N = 700
-SORT_N = 200  # (a sort's passes are many blocks already; the simulator takes a second a call)
+SORT_N = 200  # (a sort's passes or rounds are many blocks already; the simulator takes a second a call)
+SORTS = ("radix_sort", "merge_sort")
 # (one radix sort; an empty reduction is one block: nothing to stop part-way)
 ONE_SORT = [call for call in CALLS if (call[0] != "radix_sort" or call[1].__name__ == "_sort_bits_args")
             and call[1] is not _empty_reduce_args]
@@ -38,7 +39,7 @@ class _BlockCounter:
 
 def _call(monkeypatch, name, make, stop_at=None):
     counter = _BlockCounter(BlockManager.run, stop_at)
-    args, outputs = make(SORT_N if name == "radix_sort" else N)
+    args, outputs = make(SORT_N if name in SORTS else N)
     with monkeypatch.context() as patch:
         patch.setattr(BlockManager, "run", lambda manager, *a: counter(manager, *a))
         returned = getattr(coop.device, name)(*args)
