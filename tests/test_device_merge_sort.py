@@ -59,10 +59,11 @@ def stable_order(keys, compare):
 
 
 def check_sort(keys, compare=None, reference=None, with_values=True, value_dtype=np.int32, out_of_place=False,
-               what=""):
+               what="", order=None):
     """Sorts ``keys`` (their positions as values) by ``compare`` (``reference``: the same
-    order as a Python function; None: NumPy's stable argsort), in place or into new
-    outputs, and compares with the stable order, bit for bit."""
+    order as a Python function; None: NumPy's stable argsort; or the stable ``order``
+    itself), in place or into new outputs, and compares with the stable order, bit for
+    bit."""
     n = keys.size
     values = np.arange(n, dtype=value_dtype)
     d_keys = cuda.to_device(keys)
@@ -73,7 +74,8 @@ def check_sort(keys, compare=None, reference=None, with_values=True, value_dtype
         if with_values:
             outputs["d_values_out"] = cuda.device_array(n, value_dtype)
     coop.device.merge_sort(d_keys, d_values, compare=compare, **outputs)
-    order = np.argsort(keys, kind="stable") if reference is None else stable_order(keys, reference)
+    if order is None:
+        order = np.argsort(keys, kind="stable") if reference is None else stable_order(keys, reference)
     what = (f"merge_sort({keys.dtype}, n={n}{what}{f', {np.dtype(value_dtype)} values' if with_values else ''}"
             f"{', out of place' if out_of_place else ''})")
     assert_sorted(keys, values if with_values else None, order, d_keys, d_values, outputs, what)
@@ -144,6 +146,35 @@ def test_outputs_that_are_the_inputs_sort_in_place():
     order = np.argsort(keys, kind="stable")
     assert_equal_exact(d_keys.copy_to_host(), keys[order], "keys")
     assert_equal_exact(d_values.copy_to_host(), order.astype(np.int32), "values")
+
+
+ALL_KEY_DTYPES = [np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64,
+                  np.float16, np.float32, np.float64]
+
+
+@pytest.mark.parametrize("seed", range(6 if ON_GPU else 2))
+def test_random_sizes_and_types(seed):
+    """Random key and value dtypes, sizes (empty included), comparators (the
+    default, ``operator.gt``, by the remainder of 7 for integer keys), keys or pairs, in
+    place or not; each call against the stable order (equal keys keep their order), its
+    choices named in a mismatch."""
+    rng = np.random.default_rng(2900 + seed)
+    for _ in range(8 if ON_GPU else 3):
+        dtype = np.dtype(ALL_KEY_DTYPES[rng.integers(len(ALL_KEY_DTYPES))])
+        # (log-uniform on the GPU; on the simulator, whose tiles are 96 keys, uniform: rounds of merging)
+        n = int(np.expm1(rng.uniform(0, np.log1p(300_000)))) if ON_GPU else int(rng.integers(0, 400))
+        keys = keys_of(dtype, n, seed=int(rng.integers(2**31)))
+        ranks = np.unique(keys, return_inverse=True)[1].reshape(-1)  # (equal keys, -0.0 and 0.0 too: one rank)
+        by_remainder = dtype.kind == "i" or dtype.kind == "u" and dtype.itemsize < 8  # (uint64 % 7: a float)
+        comparator = int(rng.integers(3 if by_remainder else 2))
+        compare, order, name = (
+            (None, np.argsort(ranks, kind="stable"), "default"),
+            (operator.gt, np.argsort(-ranks, kind="stable"), "operator.gt"),
+            (lambda a, b: a % 7 < b % 7, np.argsort(keys.astype(np.int64) % 7, kind="stable"), "a % 7 < b % 7"),
+        )[comparator]
+        value_dtype = (np.int32, np.int64, np.float64)[rng.integers(3)]
+        check_sort(keys, compare, with_values=bool(rng.integers(2)), value_dtype=value_dtype,
+                   out_of_place=bool(rng.integers(2)), what=f", {name}, seed {seed}", order=order)
 
 
 @pytest.mark.skipif(not ON_GPU, reason="2^27 keys: GPU only")
