@@ -10,16 +10,36 @@ runs (under the simulator, where their work is in subprocesses) and runs those t
 last. The subprocesses are made with ``run`` and ended with the session (``stop``), also
 when it stops early.
 
+Under pytest-xdist (the simulated suite runs in a process a core: conftest.py) every
+worker collects the same tests, but only the first (``gw0``) computes the results: it
+leaves each in the folder the controlling process names in ``COOP_EARLY_RESULTS``, where
+the other workers read it.
+
 Imported by conftest.py: no Numba, no coop."""
 
+import os
+import pathlib
+import pickle
 import subprocess
 import threading
+import time
+import traceback
 
 import pytest
 
+#: The folder where the first worker leaves the results for the others (set by the
+#: controlling process of a pytest-xdist run), and this process's worker name.
+RESULTS_FOLDER = "COOP_EARLY_RESULTS"
+_SHARED = os.environ.get(RESULTS_FOLDER)
+_WORKER = os.environ.get("PYTEST_XDIST_WORKER")
+#: Whether this process computes the results: not a pytest-xdist worker, or its first.
+COMPUTES = _SHARED is None or _WORKER in (None, "gw0")
+_SHARED_WAIT_S = 3600  # (the subprocesses' own limit is 1,800 s)
+
 
 class Early:
-    """``function()``'s result, computed once, in a daemon thread from ``start()`` on."""
+    """``function()``'s result, computed once, in a daemon thread from ``start()`` on (in
+    the process that ``COMPUTES``; the others read it from the shared folder)."""
 
     def __init__(self, function):
         self.function = function
@@ -29,6 +49,8 @@ class Early:
         self.result = self.error = None
 
     def start(self):
+        if not COMPUTES:
+            return
         with self.lock:
             if self.thread is None:
                 self.thread = threading.Thread(target=self._compute, name=f"early {self.function.__name__}",
@@ -41,9 +63,36 @@ class Early:
         except BaseException as error:  # (raised again where the result is asked for)
             self.error = error
         finally:
+            if _SHARED is not None:
+                self._share()
             self.done.set()
 
+    def _path(self):
+        return pathlib.Path(_SHARED) / f"{self.function.__module__}.{self.function.__qualname__}.pickle"
+
+    def _share(self):
+        if self.error is None:
+            shared = ("result", self.result)
+        else:
+            shared = ("error", "".join(traceback.format_exception(self.error)))
+        temporary = self._path().with_suffix(".partial")
+        temporary.write_bytes(pickle.dumps(shared))
+        temporary.replace(self._path())
+
+    def _shared_result(self):
+        path, waited = self._path(), time.monotonic()
+        while not path.exists():
+            if time.monotonic() - waited > _SHARED_WAIT_S:
+                pytest.fail(f"no result from worker gw0 for {self.function.__qualname__} in {_SHARED_WAIT_S} s")
+            time.sleep(0.5)
+        kind, value = pickle.loads(path.read_bytes())
+        if kind == "error":
+            pytest.fail(f"{self.function.__qualname__} failed in worker gw0:\n{value}")
+        return value
+
     def __call__(self):
+        if not COMPUTES:
+            return self._shared_result()
         self.start()
         self.done.wait()
         if self.error is not None:

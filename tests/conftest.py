@@ -5,14 +5,19 @@
   codegen checks compile in a subprocess without the simulator.
 - unset: ``gpu`` if a CUDA device answers, else ``sim``.
 
-Under the simulator the fixtures that compile in subprocesses start as soon as the tests
-are collected, and the tests that use them run last (background.py).
+Under the simulator, where pytest-xdist is installed (the ``test`` extra), the suite runs
+in a process a core (at most four; ``-n`` chooses otherwise, ``-n 0`` one process), since
+each simulated block runs one Python thread at a time; on a GPU it runs in one process.
+The fixtures that compile in subprocesses start as soon as the tests are collected, and
+the tests that use them run last (background.py).
 """
 
 import functools
 import importlib.util
 import os
 import pathlib
+import shutil
+import tempfile
 
 import pytest
 
@@ -47,6 +52,39 @@ def pytest_report_header(config):
         name = device.name.decode() if isinstance(device.name, bytes) else device.name
         return f"coop tests: GPU ({name}, cc {device.compute_capability})"
     return "coop tests: Numba CUDA simulator (no GPU); codegen checks compile sm_90 PTX"
+
+
+@pytest.hookimpl(tryfirst=True)  # (before pytest-xdist's, which reads -n)
+def pytest_cmdline_main(config):
+    """Under the simulator, with pytest-xdist, ``-n auto`` unless ``-n`` was given (or
+    ``--pdb``, ``--trace`` or ``--collect-only``, which want one process)."""
+    if (MODE == "sim" and config.pluginmanager.hasplugin("xdist") and not hasattr(config, "workerinput")
+            and config.option.numprocesses is None
+            and not any(getattr(config.option, name, False) for name in ("usepdb", "trace", "collectonly"))):
+        config.option.numprocesses = "auto"
+
+
+@pytest.hookimpl(optionalhook=True)  # (a pytest-xdist hook)
+def pytest_xdist_auto_num_workers(config):
+    """How many processes ``-n auto`` runs the tests in: under the simulator one a core,
+    at most four (a simulated block keeps one core busy); on a GPU, none besides this one."""
+    if MODE != "sim" or config.option.collectonly:
+        return 0
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return 0 if cores < 2 else min(cores, 4)
+
+
+def _distributing(config):
+    return getattr(config.option, "dist", "no") != "no" and not hasattr(config, "workerinput")
+
+
+def pytest_configure(config):
+    """The controlling process of a pytest-xdist run makes the folder where the first
+    worker leaves the early fixtures' results for the others (background.py)."""
+    import background
+
+    if _distributing(config) and background.RESULTS_FOLDER not in os.environ:
+        config._coop_early_results = os.environ[background.RESULTS_FOLDER] = tempfile.mkdtemp(prefix="coop-early-")
 
 
 @functools.cache
@@ -105,3 +143,7 @@ def pytest_unconfigure(config):
     import background
 
     background.stop()
+    folder = getattr(config, "_coop_early_results", None)
+    if folder is not None:
+        shutil.rmtree(folder, ignore_errors=True)
+        del os.environ[background.RESULTS_FOLDER]

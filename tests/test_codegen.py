@@ -153,7 +153,7 @@ def test_missing_nvrtc_is_found_by_the_probe(tmp_path, required):
     if required:
         env["COOP_REQUIRE_CODEGEN"] = "1"
     selection = ["-k", "test_debug_checks_only_in_debug_mode"] if required else []
-    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rsE", __file__, *selection],
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:xdist", "-p", "no:cacheprovider", "-rsE", __file__, *selection],
                          cwd=HERE.parent, env=env, capture_output=True, text=True, timeout=600)
     summary = run.stdout.strip().splitlines()[-1]
     reason = 'DynamicLibNotFoundError: Failure finding "libnvrtc.so"'

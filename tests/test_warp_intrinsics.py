@@ -713,14 +713,15 @@ def test_exception_in_one_lane_is_reported_not_hung():
 
 @simulator_only
 def test_install_is_idempotent_and_kernel_module_is_visible():
-    from numba.cuda.simulator.kernel import BlockThread
-    from numba.cuda.simulator.kernelapi import FakeCUDAModule
+    from numba.cuda.simulator.kernel import BlockManager
+    from numba.cuda.simulator.kernelapi import FakeCUDAModule, FakeCUDAShared
 
     from coop._core.compilers import numba_cuda_simulator
 
     numba_cuda_simulator.install()
+    shared_array = FakeCUDAShared.array
     numba_cuda_simulator.install()
-    assert not hasattr(BlockThread.run._coop_wrapped, "_coop_wrapped")
+    assert BlockManager.run is numba_cuda_simulator._run_block and FakeCUDAShared.array is shared_array
     assert numba_cuda_simulator.running_kernel_module() is None
 
     seen = []
@@ -731,3 +732,36 @@ def test_install_is_idempotent_and_kernel_module_is_visible():
 
     record_module_kernel[1, 2]()
     assert len(seen) == 2 and isinstance(seen[0], FakeCUDAModule) and seen[0] is seen[1]
+
+
+@simulator_only
+def test_each_block_starts_on_fresh_threads():
+    """The simulator keeps its threads from block to block: nothing a thread left (an
+    attribute, the abort of a failed launch) reaches the next block, and every thread
+    has its own threadIdx, blockIdx and lane."""
+    import threading
+
+    @cuda.jit
+    def mark_kernel(out, fail):
+        thread = threading.current_thread()
+        i = cuda.grid(1)
+        out[i, 0] = getattr(thread, "left_by_a_block", -1)
+        thread.left_by_a_block = i
+        out[i, 1] = cuda.threadIdx.x + 1000 * cuda.blockIdx.x
+        out[i, 2] = cuda.laneid
+        cuda.syncthreads()
+        if fail and i == 3:
+            raise ValueError("thread 3 fails")
+        cuda.syncthreads()
+
+    for fail in (True, False, False):
+        out = np.zeros((3 * 64, 3), dtype=np.int64)
+        if fail:
+            with pytest.raises(ValueError, match="thread 3 fails"):
+                mark_kernel[3, 64](out, True)
+            continue
+        mark_kernel[3, 64](out, False)
+        i = np.arange(3 * 64)
+        np.testing.assert_array_equal(out[:, 0], -1)
+        np.testing.assert_array_equal(out[:, 1], i % 64 + 1000 * (i // 64))
+        np.testing.assert_array_equal(out[:, 2], i % 32)

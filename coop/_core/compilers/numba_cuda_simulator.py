@@ -5,9 +5,10 @@ per-kernel CUDA module (``FakeCUDAModule``) the warp intrinsics of
 ``coop._core.simulator.WarpIntrinsicMethods``; lets ``cuda.local.array`` and
 ``cuda.shared.array`` take ``alignment=`` and make arrays whose integer stores wrap, as do
 device arrays' stores in a kernel; runs each block with coop's runner (``_run_block``: one
-``coop._core.simulator.BlockState`` that every thread of the block shares, and a wait on
-a condition instead of the stock runner's polling) and its barrier (``_syncthreads``); and
-wraps each thread so that leaving the kernel releases the collectives waiting for it.
+``coop._core.simulator.BlockState`` that every thread of the block shares, a wait on a
+condition instead of the stock runner's polling, and threads kept from block to block,
+each releasing the collectives waiting for it when it leaves the kernel) and its barrier
+(``_syncthreads``).
 
 The rest of this module is what coop reads of the simulator: the running kernel's CUDA
 module, its shared arrays, whether a frame is a kernel's. These use numba-cuda's private
@@ -15,7 +16,6 @@ names (``_kernel_context``, ``_allocations``, ``BlockManager``'s ``_block_dim``,
 ``_debug``, ``FakeCUDAArray._ary``), which is why they are here.
 """
 
-import functools
 import sys
 import threading
 import traceback
@@ -26,7 +26,7 @@ from numba.cuda.np import numpy_support
 from numba.cuda.simulator import kernel as simulator_kernel
 from numba.cuda.simulator.cudadrv.devicearray import FakeCUDAArray
 from numba.cuda.simulator.kernel import BlockManager, BlockThread
-from numba.cuda.simulator.kernelapi import FakeCUDALocal, FakeCUDAModule, FakeCUDAShared
+from numba.cuda.simulator.kernelapi import Dim3, FakeCUDALocal, FakeCUDAModule, FakeCUDAShared
 
 from coop._core import simulator
 
@@ -102,28 +102,13 @@ _install_lock = threading.Lock()
 def install():
     """Put coop's simulator into numba-cuda's (see the module's docstring). Idempotent."""
     with _install_lock:
-        if getattr(BlockThread.run, "_coop_wrapped", None) is not None:
+        if BlockManager.run is _run_block:
             return
         for name in simulator.INTRINSIC_NAMES:
             setattr(FakeCUDAModule, name, simulator.WarpIntrinsicMethods.__dict__[name])
         FakeCUDALocal.array = _local_array
         FakeCUDAShared.array = _shared_array
         FakeCUDAArray.__setitem__ = _device_array_setitem
-
-        original_run = BlockThread.run
-
-        def run(self):
-            try:
-                # (per thread: integers wrap, and NaNs propagate (a partial tile's padding,
-                # say), silently as on a GPU)
-                with np.errstate(over="ignore", invalid="ignore"):
-                    original_run(self)
-            finally:
-                self._coop_state.thread_exited(self)
-
-        run._coop_wrapped = original_run
-        run.__doc__ = original_run.__doc__
-        BlockThread.run = run
         BlockThread.syncthreads = _syncthreads
         BlockManager.run = _run_block
 
@@ -139,32 +124,101 @@ def _syncthreads(self):
 
 
 def _run_block(self, grid_point, *args):
-    """``BlockManager.run``: start the block's threads and wait until they have all left
+    """``BlockManager.run``: run the block's threads and wait until they have all left
     the kernel, or one has failed (then the others are told to abort and its exception
     is raised, as the stock runner does). Waits on a condition rather than polling the
-    threads as the stock runner does, which kept one core busy for the whole launch."""
+    threads as the stock runner does, which kept one core busy for the whole launch; and
+    runs the block on kept threads (``_POOL``) rather than starting new ones."""
     state = simulator.BlockState(self._block_dim, grid_point)
-    threads = []
-    for block_point in np.ndindex(*self._block_dim):
-        target = functools.partial(_run_kernel, self._f, args)
-        thread = BlockThread(target, self, grid_point, block_point, self._debug)
-        thread._coop_state = state
-        threads.append(thread)
-    for thread in threads:
-        thread.start()
+    threads = _POOL.take(state.nthreads)
+    for thread, block_point in zip(threads, np.ndindex(*self._block_dim)):
+        thread.run_next(self, grid_point, block_point, args, state)
     with state.lock:
         while state.finished < len(threads) and state.failure is None:
             state.finished_cond.wait(simulator.POLL_INTERVAL_S)
     if state.failure is not None:
         for thread in threads:
-            thread.abort = True
+            if thread._coop_state is state:
+                thread.abort = True
         with state.lock:
             state.fail_all_quietly()
-        failed = state.failed_thread
-        raise failed.exception[0].with_traceback(failed.exception[1])
-    for thread in threads:
-        thread.join()
+        error, traceback_ = state.failed_exception
+        raise error.with_traceback(traceback_)
 
 
 def _run_kernel(kernel, args):
     kernel(*args)
+
+
+class _KeptThread(BlockThread):
+    """A simulated CUDA thread that runs one block's thread after another: starting a
+    Python thread takes longer than most simulated threads' work (a block of 256 took
+    about 50 ms to start, against 5 ms to hand to kept threads). Each run starts from
+    the attributes the thread had when it was started (so that nothing a kernel's thread
+    left on it, such as coop's nesting depth, reaches the next), then gets a
+    ``BlockThread``'s (``threadIdx``, ``blockIdx``, ``thread_id``, ``abort``...) and the
+    block's ``BlockState``; leaving the kernel releases the collectives waiting for it."""
+
+    def __init__(self):
+        threading.Thread.__init__(self, name="coop simulated thread", daemon=True)
+        self._go = threading.Lock()
+        self._go.acquire()
+        self._next = None
+        self.syncthreads_event = threading.Event()
+        self._coop_state = None
+
+    def run_next(self, manager, grid_point, block_point, args, state):
+        """Run thread ``block_point`` of ``manager``'s block ``grid_point`` next."""
+        self._next = (manager, grid_point, block_point, args, state)
+        self._go.release()
+
+    def run(self):
+        fresh = dict(self.__dict__)
+        while True:
+            self._go.acquire()
+            manager, grid_point, block_point, args, state = self._next
+            for name in self.__dict__.keys() - fresh.keys():
+                del self.__dict__[name]
+            # (as BlockThread.__init__ sets them)
+            self._manager, self.debug = manager, manager._debug
+            self.blockIdx, self.threadIdx = Dim3(*grid_point), Dim3(*block_point)
+            self.exception, self.abort, self.syncthreads_blocked = None, False, False
+            x, y, _ = manager._block_dim
+            self.thread_id = block_point[0] + x * (block_point[1] + y * block_point[2])
+            self._coop_state = state
+            self._target, self._args, self._kwargs = _run_kernel, (manager._f, args), {}
+            try:
+                # (per thread: integers wrap, and NaNs propagate (a partial tile's
+                # padding, say), silently as on a GPU)
+                with np.errstate(over="ignore", invalid="ignore"):
+                    if self.debug:
+                        np.seterr(divide="raise")
+                    BlockThread.run(self)  # (the stock run: an error's message names the thread)
+            finally:
+                _POOL.give_back(self)  # (first: a block waiting for this one may take it)
+                state.thread_exited(self)
+
+
+class _KeptThreads:
+    """The idle ``_KeptThread``s, and new ones started when too few are idle."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.idle = []
+
+    def take(self, count):
+        with self.lock:
+            taken = self.idle[len(self.idle) - min(count, len(self.idle)):]
+            del self.idle[len(self.idle) - len(taken):]
+        for _ in range(count - len(taken)):
+            thread = _KeptThread()
+            thread.start()
+            taken.append(thread)
+        return taken
+
+    def give_back(self, thread):
+        with self.lock:
+            self.idle.append(thread)
+
+
+_POOL = _KeptThreads()

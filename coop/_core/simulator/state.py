@@ -52,7 +52,7 @@ class BlockState:
         self.lock = threading.Lock()
         self.finished_cond = threading.Condition(self.lock)
         self.finished = 0
-        self.failed_thread = None
+        self.failed_exception = None  # (the first failed thread's (error, traceback))
         self.existing = [
             (1 << min(WARP_SIZE, nthreads - w * WARP_SIZE)) - 1 for w in range(nwarps)
         ]
@@ -149,7 +149,7 @@ class BlockState:
     def whereabouts(self):
         """Where the block's threads are: grouped by what they wait at."""
         by_place = {}
-        for tid, waiting in self.waiting.items():
+        for tid, waiting in sorted(self.waiting.items()):  # (in thread order: threads run in any)
             by_place.setdefault(waiting.describe(), []).append(tid)
         running = set(range(self.nthreads)) - set(self.waiting) - set(self.exited_ids(range(self.nthreads)))
         parts = ["%s: waiting in %s" % (self.describe_threads(ids), place) for place, ids in by_place.items()]
@@ -263,7 +263,7 @@ class BlockState:
 
     def missing_report(self, call):
         """What is wrong with a primitive call that some of its threads never reach."""
-        (primitive, site, _), = list(call.arrivals.values())[:1]
+        primitive, site, _ = call.arrivals[min(call.arrivals)]
         missing = [t for t in call.members if t not in call.arrivals]
         exited = set(self.exited_ids(missing))
         places = {}
@@ -317,7 +317,7 @@ class BlockState:
         """A CollectiveError if the threads of a completed call made different calls or
         passed different values where they must agree, else None."""
         places = {}
-        for tid, (primitive, site, _) in call.arrivals.items():
+        for tid, (primitive, site, _) in sorted(call.arrivals.items()):
             places.setdefault((primitive, site), []).append(tid)
         if len(places) > 1:
             return CollectiveError(
@@ -335,7 +335,7 @@ class BlockState:
         values = [values for (_, _, values) in call.arrivals.values()]
         for parameter in values[0]:
             groups = {}
-            for tid, (_, _, given) in call.arrivals.items():
+            for tid, (_, _, given) in sorted(call.arrivals.items()):
                 groups.setdefault(_comparable(given[parameter]), []).append(tid)
             if len(groups) > 1:
                 scope = "the block" if call.group[0] == "block" else "the logical warp"
@@ -372,7 +372,7 @@ class BlockState:
                 if self.failure is None:
                     self.failure = str(thread.exception[0])
                     self.failure_time = self.last_progress
-                    self.failed_thread = thread
+                    self.failed_exception = thread.exception
                 self.fail_all_quietly()
                 return
             self.exited[warp] |= 1 << lane
