@@ -1,7 +1,7 @@
 """coop.device's algorithms against CUB's device layer and CuPy, side by side on one GPU.
 
     python benchmarks/device.py [--log2n 16,20,24,28] [--algorithms reduce_sum,select_if,...]
-                                [--out DIR] [--sim-check]
+                                [--out DIR] [--cub-binary PATH] [--sim-check]
 
 Algorithms (named as benchmarks/cub_device.cu names them, so that the rows pair up):
 
@@ -124,7 +124,8 @@ and the sorted keys exactly; the pairs' values as a permutation of the positions
 carries each key to its place (the CUB side's check: not stability).
 
 The CUB side, benchmarks/cub_device.cu, is built with nvcc (headers from $CCCL_INCLUDE)
-while coop and CuPy are timed, then run with the same sizes; the rows of the requested
+while coop and CuPy are timed (or built beforehand: ``--cub-binary``), then run with the
+same sizes; the rows of the requested
 algorithms are kept. Writes DIR/device.jsonl, one line per (impl, algorithm, dtype, n):
 impl ("coop", "coop_count", "coop_out", "coop_temp", "cub", "cupy", "torch", "copy"), algorithm, dtype, n, seconds (per call), gitems (n /
 seconds / 1e9; Gkeys/s for the sorts), gbytes (the CUB side's nominal bytes read and written,
@@ -788,6 +789,9 @@ def main(argv=None):
     parser.add_argument("--log2n", type=log2n_list, default=[16, 20, 24, 28], help="sizes, n = 2^LOG2N")
     parser.add_argument("--algorithms", type=algorithm_list, default=list(ALGORITHMS))
     parser.add_argument("--out", default=".", help="where device.jsonl goes")
+    parser.add_argument("--cub-binary", type=pathlib.Path,
+                        help="the CUB side built beforehand (nvcc -O3 -std=c++17 -arch=sm_90 -I$CCCL_INCLUDE "
+                             "benchmarks/cub_device.cu), instead of building it here")
     parser.add_argument("--sim-check", action="store_true",
                         help=f"coop only, n in {SIM_SIZES}, one call each, checked (NUMBA_ENABLE_CUDASIM=1)")
     args = parser.parse_args(argv)
@@ -816,7 +820,12 @@ def main(argv=None):
     sizes = SIM_SIZES if sim else [1 << v for v in args.log2n]
     # nvcc builds (on one CPU core) while coop compiles and runs; the CUB binary runs afterwards,
     # when nothing else does
-    build = None if sim else build_cub(pathlib.Path(tempfile.mkdtemp()))
+    if sim:
+        build = None
+    elif args.cub_binary is not None:
+        build = subprocess.Popen(["true"]), args.cub_binary
+    else:
+        build = build_cub(pathlib.Path(tempfile.mkdtemp()))
 
     warm_up()
     rows = time_coop_and_cupy(sizes, args.algorithms, cupy, sim, torch)
