@@ -43,8 +43,8 @@ def keys_of(dtype, n, seed):
         pool = np.array([-np.inf, -2.5, -1, -0.0, 0.0, 0.5, 1, 3, 1000, np.inf], dtype)
         return pool[rng.integers(0, pool.size, n)]
     info = np.iinfo(dtype)
-    pool = np.unique(np.array([info.min, info.min + 1, -3, -1, 0, 1, 2, 7, 100, info.max - 1, info.max])
-                     .clip(info.min, info.max).astype(dtype))
+    wanted = (int(info.min), int(info.min) + 1, -3, -1, 0, 1, 2, 7, 100, int(info.max) - 1, int(info.max))
+    pool = np.unique(np.array([v for v in wanted if info.min <= v <= info.max], dtype))
     return pool[rng.integers(0, pool.size, n)]
 
 
