@@ -737,8 +737,8 @@ def test_install_is_idempotent_and_kernel_module_is_visible():
 @simulator_only
 def test_each_block_starts_on_fresh_threads():
     """The simulator keeps its threads from block to block: nothing a thread left (an
-    attribute, the abort of a failed launch) reaches the next block, and every thread
-    has its own threadIdx, blockIdx and lane."""
+    attribute, the abort of a failed launch, a SystemExit) reaches the next block, and
+    every thread has its own threadIdx, blockIdx and lane."""
     import threading
 
     @cuda.jit
@@ -750,17 +750,19 @@ def test_each_block_starts_on_fresh_threads():
         out[i, 1] = cuda.threadIdx.x + 1000 * cuda.blockIdx.x
         out[i, 2] = cuda.laneid
         cuda.syncthreads()
-        if fail and i == 3:
+        if fail == 1 and i == 3:
             raise ValueError("thread 3 fails")
+        if fail == 2 and i == 70:
+            raise SystemExit("thread 70 leaves")
         cuda.syncthreads()
 
-    for fail in (True, False, False):
+    for fail in (1, 0, 2, 0):
         out = np.zeros((3 * 64, 3), dtype=np.int64)
         if fail:
-            with pytest.raises(ValueError, match="thread 3 fails"):
-                mark_kernel[3, 64](out, True)
+            with pytest.raises((ValueError, SystemExit), match="thread 3 fails" if fail == 1 else "thread 70 leaves"):
+                mark_kernel[3, 64](out, fail)
             continue
-        mark_kernel[3, 64](out, False)
+        mark_kernel[3, 64](out, 0)
         i = np.arange(3 * 64)
         np.testing.assert_array_equal(out[:, 0], -1)
         np.testing.assert_array_equal(out[:, 1], i % 64 + 1000 * (i // 64))

@@ -13,6 +13,11 @@
 - ``tile_head_flagger(threads, items_per_thread, differs)`` gives ``flag(d_in, base,
   valid, items, flags, temp_storage)``: coop.block.flag_heads of a tile, given the item
   before it (unique, run_length_encode, the scans by key).
+- ``tile_run_edge_flagger(threads, items_per_thread, differs)`` gives ``flag(d_in, base,
+  valid, n, items, flags, temp_storage)``: the first and the last item of each run of two
+  or more (a head that is not a tail, or a tail that is not a head), from
+  coop.block.flag_heads_and_tails given the items before and after the tile
+  (non_trivial_runs).
 """
 
 import functools
@@ -23,7 +28,8 @@ from numba import cuda
 import coop
 from coop._core.backend import SIMULATOR
 
-__all__ = ["BLOCK_THREADS", "items_per_thread", "tile_loader", "tile_storer", "tile_head_flagger"]
+__all__ = ["BLOCK_THREADS", "items_per_thread", "tile_loader", "tile_storer", "tile_head_flagger",
+           "tile_run_edge_flagger"]
 
 BLOCK_THREADS = 32 if SIMULATOR else 256
 
@@ -88,5 +94,44 @@ def tile_head_flagger(threads, items_per_thread, differs):
         else:
             coop.block.flag_heads(items, flags, differs, tile_predecessor=d_in[base - 1], threads=threads,
                                   valid_items=valid, temp_storage=temp_storage)
+
+    return flag
+
+
+@functools.lru_cache(maxsize=None)
+def tile_run_edge_flagger(threads, items_per_thread, differs):
+    """``flag(d_in, base, valid, n, items, flags, temp_storage)``: ``flags[i]`` 1 where
+    item ``i`` of the tile of ``d_in``'s first ``n`` at ``base`` (its ``items``, blocked)
+    starts or ends a run of two or more and 0 elsewhere (a run of one is both: 0), from
+    ``coop.block.flag_heads_and_tails`` given the items before and after the tile where
+    there are such (CUB's DeviceRunLengthEncode::NonTrivialRuns flags them so)."""
+    tile_size = threads * items_per_thread
+
+    @cuda.jit(device=True)
+    def flag(d_in, base, valid, n, items, flags, temp_storage):
+        tails = cuda.local.array(items_per_thread, np.uint8)
+        if valid < tile_size:  # (the last tile: no successor)
+            if base == 0:
+                coop.block.flag_heads_and_tails(items, flags, tails, differs, threads=threads, valid_items=valid,
+                                                temp_storage=temp_storage)
+            else:
+                coop.block.flag_heads_and_tails(items, flags, tails, differs, tile_predecessor=d_in[base - 1],
+                                                threads=threads, valid_items=valid, temp_storage=temp_storage)
+        elif base + tile_size == n:
+            if base == 0:
+                coop.block.flag_heads_and_tails(items, flags, tails, differs, threads=threads,
+                                                temp_storage=temp_storage)
+            else:
+                coop.block.flag_heads_and_tails(items, flags, tails, differs, tile_predecessor=d_in[base - 1],
+                                                threads=threads, temp_storage=temp_storage)
+        elif base == 0:
+            coop.block.flag_heads_and_tails(items, flags, tails, differs, tile_successor=d_in[base + tile_size],
+                                            threads=threads, temp_storage=temp_storage)
+        else:
+            coop.block.flag_heads_and_tails(items, flags, tails, differs, tile_predecessor=d_in[base - 1],
+                                            tile_successor=d_in[base + tile_size], threads=threads,
+                                            temp_storage=temp_storage)
+        for i in range(items_per_thread):
+            flags[i] = flags[i] != tails[i]
 
     return flag

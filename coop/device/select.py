@@ -32,7 +32,7 @@ from coop._core.constants import without_dead_branches
 from coop._core.errors import ArgumentTypeError, ArgumentValueError
 from coop.device._host import (check_length, copied_to_host, device_array, device_operator, documented, fill_zero,
                                is_same_memory, launch, launch_over, launch_stream, takes_temp_storage, temporary)
-from coop.device._tiles import BLOCK_THREADS, items_per_thread, tile_head_flagger, tile_loader
+from coop.device._tiles import BLOCK_THREADS, items_per_thread, tile_head_flagger, tile_loader, tile_run_edge_flagger
 from coop.device.lookback import TileStates, claim_tile, tile_prefix
 
 __all__ = ["select", "select_flagged", "unique", "run_length_encode", "partition", "three_way_partition",
@@ -60,9 +60,10 @@ FLAGS_ALGORITHM = "vectorize"  # (one-byte flags: 16 to a 16-byte load, and no e
 @functools.lru_cache(maxsize=None)
 def _select_kernel(predicate, in_dtype, flag_dtype, count_dtype, partition, threads=THREADS, n_items=None,
                    items_algorithm=ITEMS_ALGORITHM, flags_algorithm=FLAGS_ALGORITHM, blocks_per_sm=False,
-                   differs=None, with_positions=False, second=None):
+                   differs=None, with_positions=False, second=None, run_edges=False):
     """The kernel for items of ``in_dtype`` chosen by ``predicate``, or where
-    ``differs(item before, item)`` (unique), or else by a flags array of
+    ``differs(item before, item)`` (unique; ``run_edges``: the first and the last item of
+    each run of two or more, non_trivial_runs), or else by a flags array of
     ``flag_dtype``, counted in ``count_dtype``; ``with_positions``: the selected items'
     positions in ``d_in`` written to ``positions`` too. ``second``: a three-way partition
     (``d_out`` a tuple of three arrays): the items ``predicate`` rejects and ``second``
@@ -87,10 +88,12 @@ def _select_kernel(predicate, in_dtype, flag_dtype, count_dtype, partition, thre
         coop.block.exclusive_sum.temp_storage_bytes(count_type, threads),
         tile_size * in_type.itemsize,  # (the compacted tile, once the others are done: CUB's union)
         coop.block.flag_heads.temp_storage_bytes(in_type, threads) if by_neighbours else 0,
+        coop.block.flag_heads_and_tails.temp_storage_bytes(in_type, threads) if run_edges else 0,
     )
     temp_bytes = -(-temp_bytes // 16) * 16  # (whole items of any type: the compacted tile is a view)
     load_items = tile_loader(threads, n_items, items_algorithm)
-    flag_heads = tile_head_flagger(threads, n_items, differs) if by_neighbours else None
+    flag_heads = tile_head_flagger(threads, n_items, differs) if by_neighbours and not run_edges else None
+    flag_run_edges = tile_run_edge_flagger(threads, n_items, differs) if run_edges else None
     load_flags = tile_loader(threads, n_items, flags_algorithm)
     prefix = tile_prefix(coop.ops.add, count_type)
     zero = count_type.type(0)
@@ -112,7 +115,9 @@ def _select_kernel(predicate, in_dtype, flag_dtype, count_dtype, partition, thre
         load_items(d_in[base:], items, valid, temp)
         if flagged:
             load_flags(flags[base:], chosen, valid, temp)
-        if by_neighbours:  # (the first item of the input is always kept)
+        if run_edges:
+            flag_run_edges(d_in, base, valid, n, items, chosen, temp)
+        elif by_neighbours:  # (the first item of the input is always kept)
             flag_heads(d_in, base, valid, items, chosen, temp)
         first = cuda.threadIdx.x * n_items  # (blocked: the thread's items' tile positions)
         selected = zero
@@ -244,11 +249,22 @@ def adjacent_differs(equality):
     return differs
 
 
+def _count_output(function, name, array, n):
+    """The caller's ``array`` for a count of up to ``n``, checked."""
+    count = device_array(function, name, array)
+    check_length(function, name, count, 1)
+    if count.dtype.kind not in "iu" or count.dtype.itemsize < (4 if n < 2**31 else 8):
+        raise ArgumentTypeError(f"coop.device.{function}: {name} must be of an integer dtype of at "
+                                f"least 32 bits (64 from 2^31 items on), got {count.dtype}")
+    return count
+
+
 def _select(function, d_in, flags, d_out, predicate, partition, d_num_selected_out, stream, adjacent=False,
             equality=None, names=("d_out", "d_num_selected_out"), positions_of=None, after=None, in_name="d_in",
-            n=None):
+            n=None, run_edges=False):
     """The number selected (None with ``d_num_selected_out``). ``adjacent``: items kept
-    where they differ (by ``equality``) from the one before (unique). ``names``: the caller's
+    where they differ (by ``equality``) from the one before (unique); ``run_edges`` too:
+    the first and the last item of each run of two or more. ``names``: the caller's
     names of ``d_out`` and ``d_num_selected_out``; ``positions_of(n, stream)``: a device
     array for the selected items' positions in ``d_in``, written with them;
     ``after(n, count, positions, stream)``: launches that follow the select's (given
@@ -278,11 +294,7 @@ def _select(function, d_in, flags, d_out, predicate, partition, d_num_selected_o
         raise ArgumentTypeError(f"coop.device.{function}: {out_name}'s dtype {d_out.dtype} differs from {in_name}'s "
                                 f"{d_in.dtype} (the selected items are copied as they are)")
     if d_num_selected_out is not None:
-        count = device_array(function, count_name, d_num_selected_out)
-        check_length(function, count_name, count, 1)
-        if count.dtype.kind not in "iu" or count.dtype.itemsize < (4 if n < 2**31 else 8):
-            raise ArgumentTypeError(f"coop.device.{function}: {count_name} must be of an integer dtype of at "
-                                    f"least 32 bits (64 from 2^31 items on), got {count.dtype}")
+        count = _count_output(function, count_name, d_num_selected_out, n)
     if predicate is not None:
         predicate = device_operator(function, "predicate", predicate, arity=1)
     stream = launch_stream(stream, waits_without=count_name if d_num_selected_out is None else None)
@@ -293,7 +305,7 @@ def _select(function, d_in, flags, d_out, predicate, partition, d_num_selected_o
         count_type = np.int32 if n < 2**31 else np.int64
         kernel, tile_size = _select_kernel(predicate, d_in.dtype, flags.dtype if flags is not None else None,
                                            count_type, partition, differs=differs,
-                                           with_positions=positions is not None)
+                                           with_positions=positions is not None, run_edges=run_edges)
         tiles = -(-n // tile_size)
         states = TileStates(tiles, count_type, stream)
         flag_array = flags if flags is not None else d_in  # (unused without flags)
@@ -519,27 +531,18 @@ def _gather_kernel(values, positions, count, out):
 
 
 @functools.lru_cache(maxsize=None)
-def _run_lengths_kernel(length_dtype, padded=False):
+def _run_lengths_kernel(length_dtype):
     length_type = np.dtype(length_dtype).type
-    zero = length_type(0)
 
+    @cuda.jit
     def run_lengths_kernel(heads, runs_count, n, lengths):
-        """Run ``j``'s length: where the next run starts (or ``n``) less where it starts;
-        ``padded``: zeros past the runs, up to ``n``."""
+        """Run ``j``'s length: where the next run starts (or ``n``) less where it starts."""
         runs = runs_count[0]
-        for j in range(cuda.grid(1), n if padded else runs, cuda.gridDim.x * cuda.blockDim.x):
-            if j < runs:
-                end = heads[j + 1] if j + 1 < runs else n
-                lengths[j] = length_type(end - heads[j])
-            else:
-                lengths[j] = zero
+        for j in range(cuda.grid(1), runs, cuda.gridDim.x * cuda.blockDim.x):
+            end = heads[j + 1] if j + 1 < runs else n
+            lengths[j] = length_type(end - heads[j])
 
-    return cuda.jit(without_dead_branches(run_lengths_kernel))
-
-
-@cuda.jit(device=True)
-def _longer_than_one(length):
-    return length > 1
+    return run_lengths_kernel
 
 
 @documented
@@ -605,23 +608,19 @@ def run_length_encode(d_in, d_unique_out, d_counts_out, d_num_runs_out=None, str
     return _encode_runs(function, d_in, d_unique_out, d_counts_out, d_num_runs_out, stream)
 
 
-def _encode_runs(function, d_in, d_unique_out, d_lengths, d_num_runs_out, stream, padded=False):
-    """run_length_encode's launches: each run's item to ``d_unique_out``, its start to
-    ``_run_heads(function, ...)``, its length to ``d_lengths`` (``padded``: zeros past the
-    runs, up to ``d_in``'s length); the number of runs as ``_select`` gives it."""
-    lengths_kernel = _run_lengths_kernel(d_lengths.dtype, padded)
+def _encode_runs(function, d_in, d_unique_out, d_lengths, d_num_runs_out, stream):
+    """run_length_encode's launches: each run's item to ``d_unique_out``, its start to a
+    temporary, its length to ``d_lengths``; the number of runs as ``_select`` gives it."""
+    lengths_kernel = _run_lengths_kernel(d_lengths.dtype)
+
+    def heads_of(n, stream):
+        return temporary(f"{function}.heads", n, np.int64, stream)
 
     def lengths(n, count, heads, stream):
         launch_over(lengths_kernel, n, stream, heads, count, n, d_lengths)
 
     return _select(function, d_in, None, d_unique_out, None, False, d_num_runs_out, stream, adjacent=True,
-                   names=("d_unique_out", "d_num_runs_out"), positions_of=functools.partial(_run_heads, function),
-                   after=lengths)
-
-
-def _run_heads(function, n, stream):
-    """Where each run starts (a temporary of ``function``'s, written by ``_encode_runs``)."""
-    return temporary(f"{function}.heads", n, np.int64, stream)
+                   names=("d_unique_out", "d_num_runs_out"), positions_of=heads_of, after=lengths)
 
 
 @documented
@@ -649,10 +648,10 @@ def non_trivial_runs(d_in, d_offsets_out, d_lengths_out, d_num_runs_out=None, st
 
     Notes
     -----
-    A composition of coop's selects, not CUB's one pass: ``run_length_encode``'s two
-    launches (every run's start and length, to temporaries), ``select`` of the lengths
-    over one (also writing which runs), and a launch copying those runs' starts; about
-    three times the memory traffic of CUB's.
+    Two launches: a select by neighbours (``coop.device.unique``'s kernel) of the first
+    and the last item of each run of two or more, writing their positions (to a
+    temporary), then a launch turning each pair of positions into the run's offset and
+    length. CUB's is one pass; this one reads the pairs once more.
 
     Example
     -------
@@ -682,22 +681,47 @@ def non_trivial_runs(d_in, d_offsets_out, d_lengths_out, d_num_runs_out=None, st
                                     f"lengths), got {out.dtype}")
     d_offsets_out, d_lengths_out = outputs.values()
     n = d_in.size
+    if d_num_runs_out is not None:
+        d_num_runs_out = _count_output(function, "d_num_runs_out", d_num_runs_out, n)
     stream = launch_stream(stream, waits_without="d_num_runs_out" if d_num_runs_out is None else None)
-    every_length = temporary(f"{function}.lengths", n, d_lengths_out.dtype, stream)  # (at least n items)
-    runs = temporary(f"{function}.runs", 1, np.int64, stream)
-    # (every run's length, zeros past them: the next select reads n)
-    _encode_runs(function, d_in, temporary(f"{function}.items", n, d_in.dtype, stream), every_length, runs, stream,
-                 padded=True)
+    runs = temporary(f"{function}.runs", 1, np.int64, stream) if d_num_runs_out is None else d_num_runs_out
+    if n:
+        edges_kernel = _run_edges_kernel(d_offsets_out.dtype, d_lengths_out.dtype, runs.dtype)
 
-    def runs_of(n, stream):
-        return temporary(f"{function}.run_numbers", n, np.int64, stream)
+        def edges_of(n, stream):
+            return temporary(f"{function}.edges", n, np.int64, stream)
 
-    def starts(n, count, run_numbers, stream):
-        launch_over(_gather_kernel, n, stream, _run_heads(function, n, stream), run_numbers, count, d_offsets_out)
+        def offsets_and_lengths(n, edge_count, edges, stream):
+            launch_over(edges_kernel, n // 2, stream, edges, edge_count, d_offsets_out, d_lengths_out, runs)
 
-    return _select(function, every_length, None, d_lengths_out, _longer_than_one, False, d_num_runs_out, stream,
-                   names=("d_lengths_out", "d_num_runs_out"), positions_of=runs_of, after=starts,
-                   in_name="d_in's run lengths", n=n)
+        # (the edges' items: not wanted, but the select writes them)
+        _select(function, d_in, None, temporary(f"{function}.items", n, d_in.dtype, stream), None, False,
+                temporary(f"{function}.edge_count", 1, np.int64, stream), stream, adjacent=True,
+                positions_of=edges_of, after=offsets_and_lengths, run_edges=True)
+    else:
+        fill_zero(runs, 1, stream)
+    if d_num_runs_out is None:
+        return int(copied_to_host(runs, stream)[0])
+
+
+@functools.lru_cache(maxsize=None)
+def _run_edges_kernel(offset_dtype, length_dtype, count_dtype):
+    offset_type, length_type, count_type = (np.dtype(dtype).type for dtype in (offset_dtype, length_dtype,
+                                                                                count_dtype))
+
+    @cuda.jit
+    def run_edges_kernel(edges, edge_count, offsets, lengths, runs):
+        """Run ``j`` (of two or more items) from its first and last positions,
+        ``edges[2 j]`` and ``edges[2 j + 1]``; their number to ``runs[0]``."""
+        count = edge_count[0] // 2
+        for j in range(cuda.grid(1), count, cuda.gridDim.x * cuda.blockDim.x):
+            first = edges[2 * j]
+            offsets[j] = offset_type(first)
+            lengths[j] = length_type(edges[2 * j + 1] - first + 1)
+        if cuda.grid(1) == 0:
+            runs[0] = count_type(count)
+
+    return run_edges_kernel
 
 
 @documented

@@ -88,17 +88,19 @@ def device_cases(name):
         kernel = device["find"]._search_kernel(device["find"].less, np.int64, upper)  # (the default)
         case(f"device-{'upper' if upper else 'lower'}_bound-{name}", _types_of(_array(dtype), 1, _array(dtype), 1,
                                                                               _array(np.int64)))(kernel)
-    for form, with_positions in (("unique", False), ("run_length_encode", True)):
+    for form, with_positions, run_edges in (("unique", False, False), ("run_length_encode", True, False),
+                                            ("non_trivial_runs", True, True)):
         kernel, _ = device["select"]._select_kernel(None, dtype, None, np.int32, False,
                                                     differs=device["select"].adjacent_differs(None),
-                                                    with_positions=with_positions)
+                                                    with_positions=with_positions, run_edges=run_edges)
         case(f"device-{form}-{name}", _types_of(_array(dtype), _array(dtype), _array(dtype), _array(np.int64),
                                                 _array(np.int64), 1, *_tile_states(np.int32)))(kernel)
     if name == DEVICE_DTYPES[0]:  # (its items are positions: one case)
         case("device-run_length_encode-lengths", _types_of(_array(np.int64), _array(np.int64), 1, _array(np.int32)))(
             device["select"]._run_lengths_kernel(np.int32))
-        case("device-non_trivial_runs-lengths", _types_of(_array(np.int64), _array(np.int64), 1, _array(np.int32)))(
-            device["select"]._run_lengths_kernel(np.int32, padded=True))
+        case("device-non_trivial_runs-lengths", _types_of(_array(np.int64), _array(np.int64), _array(np.int64),
+                                                          _array(np.int32), _array(np.int64)))(
+            device["select"]._run_edges_kernel(np.int64, np.int32, np.int64))
     case(f"device-unique_by_key-values-{name}", _types_of(_array(dtype), _array(np.int64), _array(np.int64),
                                                           _array(dtype)))(device["select"]._gather_kernel)
     by_key = importlib.import_module("coop.device.scan_by_key")

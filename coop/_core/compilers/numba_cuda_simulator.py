@@ -18,7 +18,6 @@ names (``_kernel_context``, ``_allocations``, ``BlockManager``'s ``_block_dim``,
 
 import sys
 import threading
-import traceback
 
 import numpy as np
 from numba.cuda import types
@@ -81,7 +80,8 @@ def _shared_array(self, shape, dtype, alignment=None):
         # keeps a temp_storage's slots by the array); as a dtype, which the stock one needs
         dtype = np.dtype(_numpy_dtype(dtype))
         return _allocation(self._allocations, ("dynamic", dtype), lambda: _stock_shared_array(self, shape, dtype))
-    caller = traceback.extract_stack(sys._getframe(1), limit=1)[0][0:2]
+    frame = sys._getframe(1)
+    caller = frame.f_code.co_filename, frame.f_lineno
     return _allocation(self._allocations, caller, lambda: simulator.kernel_array(shape, _numpy_dtype(dtype)))
 
 
@@ -142,8 +142,8 @@ def _run_block(self, grid_point, *args):
                 thread.abort = True
         with state.lock:
             state.fail_all_quietly()
-        error, traceback_ = state.failed_exception
-        raise error.with_traceback(traceback_)
+        error, trace = state.failed_exception
+        raise error.with_traceback(trace)
 
 
 def _run_kernel(kernel, args):
@@ -194,6 +194,8 @@ class _KeptThread(BlockThread):
                     if self.debug:
                         np.seterr(divide="raise")
                     BlockThread.run(self)  # (the stock run: an error's message names the thread)
+            except BaseException as error:  # (SystemExit, say: the launch raises it, and the thread is kept)
+                self.exception = error, error.__traceback__
             finally:
                 _POOL.give_back(self)  # (first: a block waiting for this one may take it)
                 state.thread_exited(self)
