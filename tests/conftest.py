@@ -79,11 +79,12 @@ def _distributing(config):
 
 
 def pytest_configure(config):
-    """The controlling process of a pytest-xdist run makes the folder where the first
-    worker leaves the early fixtures' results for the others (background.py)."""
+    """The controlling process of a pytest-xdist run under the simulator makes the folder
+    where the first worker leaves the early fixtures' results for the others
+    (background.py; on a GPU each worker computes those it needs)."""
     import background
 
-    if _distributing(config) and background.RESULTS_FOLDER not in os.environ:
+    if MODE == "sim" and _distributing(config) and background.RESULTS_FOLDER not in os.environ:
         config._coop_early_results = os.environ[background.RESULTS_FOLDER] = tempfile.mkdtemp(prefix="coop-early-")
 
 
