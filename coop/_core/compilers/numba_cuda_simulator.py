@@ -164,7 +164,6 @@ class _KeptThread(BlockThread):
         self._go = threading.Lock()
         self._go.acquire()
         self._next = None
-        self.syncthreads_event = threading.Event()
         self._coop_state = None
 
     def run_next(self, manager, grid_point, block_point, args, state):
@@ -179,10 +178,11 @@ class _KeptThread(BlockThread):
             manager, grid_point, block_point, args, state = self._next
             for name in self.__dict__.keys() - fresh.keys():
                 del self.__dict__[name]
-            # (as BlockThread.__init__ sets them)
-            self._manager, self.debug = manager, manager._debug
+            # (as BlockThread.__init__ sets those the kernel's CUDA module and coop read; the
+            # stock barrier's syncthreads_event and syncthreads_blocked serve none: coop's replaces it)
+            self._manager = manager
             self.blockIdx, self.threadIdx = Dim3(*grid_point), Dim3(*block_point)
-            self.exception, self.abort, self.syncthreads_blocked = None, False, False
+            self.exception, self.abort = None, False
             x, y, _ = manager._block_dim
             self.thread_id = block_point[0] + x * (block_point[1] + y * block_point[2])
             self._coop_state = state
@@ -191,7 +191,7 @@ class _KeptThread(BlockThread):
                 # (per thread: integers wrap, and NaNs propagate (a partial tile's
                 # padding, say), silently as on a GPU)
                 with np.errstate(over="ignore", invalid="ignore"):
-                    if self.debug:
+                    if manager._debug:
                         np.seterr(divide="raise")
                     BlockThread.run(self)  # (the stock run: an error's message names the thread)
             except BaseException as error:  # (SystemExit, say: the launch raises it, and the thread is kept)
@@ -210,8 +210,8 @@ class _KeptThreads:
 
     def take(self, count):
         with self.lock:
-            taken = self.idle[len(self.idle) - min(count, len(self.idle)):]
-            del self.idle[len(self.idle) - len(taken):]
+            kept = max(0, len(self.idle) - count)
+            taken, self.idle = self.idle[kept:], self.idle[:kept]
         for _ in range(count - len(taken)):
             thread = _KeptThread()
             thread.start()
