@@ -143,6 +143,8 @@ the last whole segment are not summed, as on the CUB side).
 """
 
 import argparse
+import ast
+import importlib
 import json
 import os
 import pathlib
@@ -794,6 +796,11 @@ def main(argv=None):
                              "benchmarks/cub_device.cu), instead of building it here")
     parser.add_argument("--sim-check", action="store_true",
                         help=f"coop only, n in {SIM_SIZES}, one call each, checked (NUMBA_ENABLE_CUDASIM=1)")
+    parser.add_argument("--set", action="append", default=[], metavar="MODULE.NAME=VALUE",
+                        help="a tuning constant of coop.device.MODULE set before anything compiles (a Python "
+                             "literal; repeatable), e.g. scan.THREADS=128 or lookback.SPIN_NANOSECONDS=648: a "
+                             "sweep, one process a setting; the rows record the settings")
+    parser.add_argument("--no-cub", action="store_true", help="coop and CuPy only (a sweep's other settings)")
     args = parser.parse_args(argv)
 
     sim = args.sim_check
@@ -804,6 +811,13 @@ def main(argv=None):
     if coop.SIMULATOR != sim:
         raise SystemExit("--sim-check needs Numba's simulator, which Numba, imported before, did not choose"
                          if sim else "no GPU (coop is on Numba's simulator): run with --sim-check")
+    settings = dict(setting.split("=", 1) for setting in args.set)
+    for target, value in settings.items():
+        module_name, _, name = target.rpartition(".")
+        module = importlib.import_module(f"coop.device.{module_name}")
+        if not hasattr(module, name):
+            raise SystemExit(f"--set {target}: coop.device.{module_name} has no {name}")
+        setattr(module, name, ast.literal_eval(value))
     if not hasattr(coop.device, "radix_sort") and any(a.startswith("radix_sort") for a in args.algorithms):
         print("coop.device has no radix_sort: no coop side for the sorts", file=sys.stderr)
     cupy = torch = None
@@ -820,7 +834,7 @@ def main(argv=None):
     sizes = SIM_SIZES if sim else [1 << v for v in args.log2n]
     # nvcc builds (on one CPU core) while coop compiles and runs; the CUB binary runs afterwards,
     # when nothing else does
-    if sim:
+    if sim or args.no_cub:
         build = None
     elif args.cub_binary is not None:
         build = subprocess.Popen(["true"]), args.cub_binary
@@ -829,9 +843,12 @@ def main(argv=None):
 
     warm_up()
     rows = time_coop_and_cupy(sizes, args.algorithms, cupy, sim, torch)
-    cub_rows = None if sim else run_cub(build, args.log2n, args.algorithms)
-    failed = cub_rows is None and not sim
+    cub_rows = None if sim or args.no_cub else run_cub(build, args.log2n, args.algorithms)
+    failed = cub_rows is None and not (sim or args.no_cub)
     rows += cub_rows or []
+    for row in rows:
+        if settings and row["impl"] != "cub":
+            row["settings"] = settings
     failed |= any(row["check"] != "ok" for row in rows)
     if not sim:
         out = pathlib.Path(args.out)

@@ -497,6 +497,23 @@ def test_syncwarp_orders_shared_memory(n):
     np.testing.assert_array_equal(out_half[defined], expected_half[defined])
 
 
+@cuda.jit
+def sleep_then_publish_kernel(flag, out):
+    # (a wait on another warp's write with sleeps between polls: the look-back's pattern)
+    if cuda.threadIdx.x == 32:
+        cuda.atomic.exch(flag, 0, 7)
+    if cuda.threadIdx.x == 0:
+        while cuda.atomic.add(flag, 0, 0) == 0:
+            cuda.nanosleep(np.uint32(100))
+        out[0] = flag[0]
+
+
+def test_nanosleep_between_polls():
+    flag, out = np.zeros(1, np.int32), np.zeros(1, np.int32)
+    sleep_then_publish_kernel[1, 64](flag, out)
+    assert out[0] == 7
+
+
 def test_exited_lanes_are_not_waited_for():
     n = 64
     rng = np.random.default_rng(5)

@@ -48,28 +48,34 @@ THREADS = BLOCK_THREADS
 # 3 blocks; with a predicate, 4 blocks spill and gain 1-7%: none). By neighbours (unique,
 # run_length_encode), on an H200 (int32 runs of 16, 2^24 and 2^28 items, 128 to 512
 # threads of 8 to 32 items): 256 threads of 16 items, 14-17% faster than of 32. A three-way
-# partition: CUB's tuning for sm_90 and 4-byte items (12 items; 320 threads), not yet
-# measured here.
+# partition, on an H100 (int32 in three parts, 2^24 and 2^28 items): 256 threads of 16
+# items, 15-17% faster than of 12 (CUB's) or 32, 36% than of 8; 320 threads of 12 as 256.
 NOMINAL_ITEMS = ({"flags": 4, "predicate": 4, "neighbours": 4, "three_way": 4} if SIMULATOR else
-                 {"flags": 24, "predicate": 32, "neighbours": 16, "three_way": 12})
+                 {"flags": 24, "predicate": 32, "neighbours": 16, "three_way": 16})
 BLOCKS_PER_SM = {"flags": 4, "predicate": None, "neighbours": None, "three_way": None}
+# the look-back's sleep before its first look (coop.device.lookback), H100, 2^24 and 2^28
+# items: by flags 2,500 ns 2-5% faster than 1,245; by neighbours and three-way 1,245
+# 4-14% faster than 2,500; by predicate not measured (CUB's 1,245)
+FIRST_LOOK_NANOSECONDS = {"flags": 2500, "predicate": 1245, "neighbours": 1245, "three_way": 1245}
 ITEMS_ALGORITHM = "vectorize"
 FLAGS_ALGORITHM = "vectorize"  # (one-byte flags: 16 to a 16-byte load, and no exchange of bytes)
 
 
 @functools.lru_cache(maxsize=None)
-def _select_kernel(predicate, in_dtype, flag_dtype, count_dtype, partition, threads=THREADS, n_items=None,
+def _select_kernel(predicate, in_dtype, flag_dtype, count_dtype, partition, threads=None, n_items=None,
                    items_algorithm=ITEMS_ALGORITHM, flags_algorithm=FLAGS_ALGORITHM, blocks_per_sm=False,
-                   differs=None, with_positions=False, second=None, run_edges=False):
+                   differs=None, with_positions=False, second=None, run_edges=False, with_items=True):
     """The kernel for items of ``in_dtype`` chosen by ``predicate``, or where
     ``differs(item before, item)`` (unique; ``run_edges``: the first and the last item of
     each run of two or more, non_trivial_runs), or else by a flags array of
     ``flag_dtype``, counted in ``count_dtype``; ``with_positions``: the selected items'
-    positions in ``d_in`` written to ``positions`` too. ``second``: a three-way partition
+    positions in ``d_in`` written to ``positions`` too (``with_items=False``: only
+    they, compacted in shared memory and written coalesced, ``d_out`` unused). ``second``: a three-way partition
     (``d_out`` a tuple of three arrays): the items ``predicate`` rejects and ``second``
     chooses are a second part, the rest unselected; both parts counted in one uint64
     (``count_dtype``), the first in its low 32 bits."""
     in_type, count_type = np.dtype(in_dtype), np.dtype(count_dtype)
+    threads = threads or THREADS  # (read here: benchmarks/device.py --set sweeps it)
     three_way = second is not None
     # (tile positions as unsigned: Numba adds a negative-index fix-up to each signed index)
     index = np.uint32 if count_type.itemsize == 4 else np.uint64
@@ -87,6 +93,7 @@ def _select_kernel(predicate, in_dtype, flag_dtype, count_dtype, partition, thre
         coop.block.load.temp_storage_bytes(flag_type, threads, n_items, algorithm=flags_algorithm),
         coop.block.exclusive_sum.temp_storage_bytes(count_type, threads),
         tile_size * in_type.itemsize,  # (the compacted tile, once the others are done: CUB's union)
+        tile_size * count_type.itemsize if not with_items else 0,  # (or the compacted positions)
         coop.block.flag_heads.temp_storage_bytes(in_type, threads) if by_neighbours else 0,
         coop.block.flag_heads_and_tails.temp_storage_bytes(in_type, threads) if run_edges else 0,
     )
@@ -95,7 +102,7 @@ def _select_kernel(predicate, in_dtype, flag_dtype, count_dtype, partition, thre
     flag_heads = tile_head_flagger(threads, n_items, differs) if by_neighbours and not run_edges else None
     flag_run_edges = tile_run_edge_flagger(threads, n_items, differs) if run_edges else None
     load_flags = tile_loader(threads, n_items, flags_algorithm)
-    prefix = tile_prefix(coop.ops.add, count_type)
+    prefix = tile_prefix(coop.ops.add, count_type, FIRST_LOOK_NANOSECONDS[chosen_by])
     zero = count_type.type(0)
     # (three-way: an item of the first part counts one, of the second 2^32; a part a byte)
     one, second_part, low_half, half = ((count_type.type(1), count_type.type(1 << 32),
@@ -104,7 +111,10 @@ def _select_kernel(predicate, in_dtype, flag_dtype, count_dtype, partition, thre
 
     def select_kernel(d_in, flags, d_out, positions, count, n, status, aggregates, inclusives, epoch):
         temp = cuda.shared.array(temp_bytes, np.uint8, alignment=16)
-        compacted = temp.view(in_type)
+        if with_items:
+            compacted = temp.view(in_type)
+        else:
+            compacted = temp.view(count_type)
         tile_slot = cuda.shared.array(1, np.int32)
         tile_span = cuda.shared.array(2, count_type)
         items = cuda.local.array(n_items, in_type)
@@ -166,22 +176,30 @@ def _select_kernel(predicate, in_dtype, flag_dtype, count_dtype, partition, thre
                        tile_span):
         """The tile's selected items compacted in shared memory, then written with
         consecutive threads on consecutive items (CUB's two-phase scatter); a partition's
-        rejected items written from the end of ``d_out`` backwards."""
+        rejected items written from the end of ``d_out`` backwards. Without items: their
+        positions, the same way."""
         first = cuda.threadIdx.x * n_items
         rank = cuda.threadIdx.x
         start, end = span_of_tile(before, selected, tile_span)
         position = index(before - start)
         for i in range(n_items):
             if chosen[i]:
-                compacted[position] = items[i]
-                if with_positions:
-                    positions[start + position] = base + first + i
+                if with_items:
+                    compacted[position] = items[i]
+                    if with_positions:
+                        positions[start + position] = base + first + i
+                else:
+                    compacted[position] = count_type.type(base + first + i)
                 position += index(1)
             elif partition and (valid == tile_size or first + i < valid):
                 # rejected: the (base + first + i - start - position)-th rejected item so far
                 d_out[n - 1 - (base + first + i - start - count_type.type(position))] = items[i]
         cuda.syncthreads()
-        in_tile, out = index(end - start), d_out[start:]
+        in_tile = index(end - start)
+        if with_items:
+            out = d_out[start:]
+        else:
+            out = positions[start:]
         for i in range(n_items):
             slot = index(rank + i * threads)
             if slot < in_tile:
@@ -269,14 +287,16 @@ def _select(function, d_in, flags, d_out, predicate, partition, d_num_selected_o
     array for the selected items' positions in ``d_in``, written with them;
     ``after(n, count, positions, stream)``: launches that follow the select's (given
     items), before the count is read. ``in_name``: the caller's name of ``d_in``; ``n``: its
-    items, if fewer than its length (a temporary's)."""
+    items, if fewer than its length (a temporary's). ``d_out`` None: only the positions
+    are wanted."""
     out_name, count_name = names
     d_in = device_array(function, in_name, d_in)
-    d_out = device_array(function, out_name, d_out)
+    with_items = d_out is not None
+    d_out = device_array(function, out_name, d_out) if with_items else d_in  # (unused without items)
     n = d_in.size if n is None else n
     differs = None
     if adjacent:
-        if is_same_memory(function, out_name, d_out, in_name, d_in):
+        if with_items and is_same_memory(function, out_name, d_out, in_name, d_in):
             raise ArgumentValueError(f"coop.device.{function}: {out_name} is {in_name} itself: the items are compared "
                                      "with the ones before them, which must stay as they are (give another array)")
         if equality is not None:
@@ -305,7 +325,8 @@ def _select(function, d_in, flags, d_out, predicate, partition, d_num_selected_o
         count_type = np.int32 if n < 2**31 else np.int64
         kernel, tile_size = _select_kernel(predicate, d_in.dtype, flags.dtype if flags is not None else None,
                                            count_type, partition, differs=differs,
-                                           with_positions=positions is not None, run_edges=run_edges)
+                                           with_positions=positions is not None, run_edges=run_edges,
+                                           with_items=with_items)
         tiles = -(-n // tile_size)
         states = TileStates(tiles, count_type, stream)
         flag_array = flags if flags is not None else d_in  # (unused without flags)
@@ -694,8 +715,7 @@ def non_trivial_runs(d_in, d_offsets_out, d_lengths_out, d_num_runs_out=None, st
         def offsets_and_lengths(n, edge_count, edges, stream):
             launch_over(edges_kernel, n // 2, stream, edges, edge_count, d_offsets_out, d_lengths_out, runs)
 
-        # (the edges' items: not wanted, but the select writes them)
-        _select(function, d_in, None, temporary(f"{function}.items", n, d_in.dtype, stream), None, False,
+        _select(function, d_in, None, None, None, False,
                 temporary(f"{function}.edge_count", 1, np.int64, stream), stream, adjacent=True,
                 positions_of=edges_of, after=offsets_and_lengths, run_edges=True)
     else:

@@ -92,7 +92,8 @@ def device_cases(name):
                                             ("non_trivial_runs", True, True)):
         kernel, _ = device["select"]._select_kernel(None, dtype, None, np.int32, False,
                                                     differs=device["select"].adjacent_differs(None),
-                                                    with_positions=with_positions, run_edges=run_edges)
+                                                    with_positions=with_positions, run_edges=run_edges,
+                                                    with_items=not run_edges)
         case(f"device-{form}-{name}", _types_of(_array(dtype), _array(dtype), _array(dtype), _array(np.int64),
                                                 _array(np.int64), 1, *_tile_states(np.int32)))(kernel)
     if name == DEVICE_DTYPES[0]:  # (its items are positions: one case)

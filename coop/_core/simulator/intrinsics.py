@@ -6,6 +6,7 @@ same as methods of the simulator's CUDA module, with numba.cuda's names and sign
 """
 
 import sys
+import time
 
 from coop._core.errors import WarpSyncError
 from coop._core.simulator.records import _Rendezvous, _Wait
@@ -183,6 +184,12 @@ def lanemask_lt():
     return (1 << (thread.thread_id % WARP_SIZE)) - 1
 
 
+def nanosleep(ns):
+    """Sleep for about ``ns`` nanoseconds (a hint on a GPU): here a yield to the other
+    simulated threads."""
+    time.sleep(0)
+
+
 # --------------------------------------------------------------------------------------
 # The methods a simulator's CUDA module gets
 
@@ -216,6 +223,7 @@ class WarpIntrinsicMethods:
     activemask = staticmethod(activemask)
     lanemask_lt = staticmethod(lanemask_lt)
     syncwarp = staticmethod(syncwarp)
+    nanosleep = staticmethod(nanosleep)
 
 
 INTRINSIC_NAMES = (
@@ -232,4 +240,5 @@ INTRINSIC_NAMES = (
     "activemask",
     "lanemask_lt",
     "syncwarp",
+    "nanosleep",
 )
