@@ -3,6 +3,8 @@ dtypes with repeated items, values below, inside, between and above the range (a
 to its items), empty ranges and no values, an output of each integer width that holds the
 positions, a descending range with its comparator; bad input raised before any launch."""
 
+import importlib
+
 import numpy as np
 import pytest
 
@@ -110,3 +112,32 @@ def test_random_sizes_and_types(seed):
         coop.device.subtract_left(d_range, d_gaps)
         assert_equal_exact(d_gaps.copy_to_host(), np.diff(sorted_range, prepend=sorted_range[:0].dtype.type(0)),
                            f"subtract_left({np.dtype(dtype)}, m={m})")
+
+
+@pytest.mark.parametrize("seed", range(6 if ON_GPU else 3))
+def test_runs_across_tile_edges(seed):
+    """unique, run_length_encode and non_trivial_runs of runs whose ends fall on, just
+    before and just after the select kernel's tile edges (lengths 1, 2, 3 and a tile's
+    less one, exactly or plus one), against NumPy."""
+    select = importlib.import_module("coop.device.select")
+    rng = np.random.default_rng(500 + seed)
+    dtype = rng.choice([np.int8, np.int32, np.int64, np.float64])
+    _, tile = select._select_kernel(None, dtype, None, np.int32, False, differs=select.adjacent_differs(None),
+                                    with_positions=True, run_edges=True, with_items=False)
+    lengths = rng.choice([1, 2, 3, tile - 1, tile, tile + 1], size=int(rng.integers(1, 12)))
+    x = np.repeat(np.arange(lengths.size) % 5, lengths).astype(dtype)  # (no two neighbouring runs alike)
+    n = x.size
+    d_x = cuda.to_device(x)
+    d_unique, d_counts = cuda.device_array(n, dtype), cuda.device_array(n, np.int32)
+    runs = coop.device.run_length_encode(d_x, d_unique, d_counts)
+    assert runs == lengths.size and coop.device.unique(d_x, d_unique) == lengths.size
+    assert_equal_exact(d_unique[:runs].copy_to_host(), (np.arange(runs) % 5).astype(dtype), "unique")
+    assert_equal_exact(d_counts[:runs].copy_to_host(), lengths.astype(np.int32), "run_length_encode's lengths")
+    d_offsets, d_long = cuda.to_device(np.full(n, -1, np.int64)), cuda.to_device(np.full(n, -1, np.int32))
+    long_runs = coop.device.non_trivial_runs(d_x, d_offsets, d_long)
+    starts = np.r_[0, np.cumsum(lengths)[:-1]]
+    assert long_runs == (lengths > 1).sum(), f"non_trivial_runs({np.dtype(dtype)}, lengths {lengths.tolist()})"
+    offsets, long = d_offsets.copy_to_host(), d_long.copy_to_host()
+    assert_equal_exact(offsets[:long_runs], starts[lengths > 1], f"non_trivial_runs' offsets ({lengths.tolist()})")
+    assert_equal_exact(long[:long_runs], lengths[lengths > 1].astype(np.int32), "non_trivial_runs' lengths")
+    assert (offsets[long_runs:] == -1).all() and (long[long_runs:] == -1).all(), "written past the runs"
