@@ -70,10 +70,10 @@ def _select_kernel(predicate, in_dtype, flag_dtype, count_dtype, partition, thre
     each run of two or more, non_trivial_runs), or else by a flags array of
     ``flag_dtype``, counted in ``count_dtype``; ``with_positions``: the selected items'
     positions in ``d_in`` written to ``positions`` too (``with_items=False``: only
-    they, compacted in shared memory and written coalesced, ``d_out`` unused). ``second``: a three-way partition
-    (``d_out`` a tuple of three arrays): the items ``predicate`` rejects and ``second``
-    chooses are a second part, the rest unselected; both parts counted in one uint64
-    (``count_dtype``), the first in its low 32 bits."""
+    they, compacted in shared memory and written coalesced, ``d_out`` unused).
+    ``second``: a three-way partition (``d_out`` a tuple of three arrays): the items
+    ``predicate`` rejects and ``second`` chooses are a second part, the rest unselected;
+    both parts counted in one uint64 (``count_dtype``), the first in its low 32 bits."""
     in_type, count_type = np.dtype(in_dtype), np.dtype(count_dtype)
     threads = threads or THREADS  # (read here: benchmarks/device.py --set sweeps it)
     three_way = second is not None
@@ -709,8 +709,8 @@ def non_trivial_runs(d_in, d_offsets_out, d_lengths_out, d_num_runs_out=None, st
     if n:
         edges_kernel = _run_edges_kernel(d_offsets_out.dtype, d_lengths_out.dtype, runs.dtype)
 
-        def edges_of(n, stream):
-            return temporary(f"{function}.edges", n, np.int64, stream)
+        def edges_of(n, stream):  # (32-bit where they fit: half the bytes written and read again)
+            return temporary(f"{function}.edges", n, np.int32 if n < 2**31 else np.int64, stream)
 
         def offsets_and_lengths(n, edge_count, edges, stream):
             launch_over(edges_kernel, n // 2, stream, edges, edge_count, d_offsets_out, d_lengths_out, runs)

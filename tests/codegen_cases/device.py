@@ -94,12 +94,13 @@ def device_cases(name):
                                                     differs=device["select"].adjacent_differs(None),
                                                     with_positions=with_positions, run_edges=run_edges,
                                                     with_items=not run_edges)
-        case(f"device-{form}-{name}", _types_of(_array(dtype), _array(dtype), _array(dtype), _array(np.int64),
-                                                _array(np.int64), 1, *_tile_states(np.int32)))(kernel)
+        case(f"device-{form}-{name}", _types_of(_array(dtype), _array(dtype), _array(dtype),
+                                                _array(np.int32 if run_edges else np.int64), _array(np.int64), 1,
+                                                *_tile_states(np.int32)))(kernel)
     if name == DEVICE_DTYPES[0]:  # (its items are positions: one case)
         case("device-run_length_encode-lengths", _types_of(_array(np.int64), _array(np.int64), 1, _array(np.int32)))(
             device["select"]._run_lengths_kernel(np.int32))
-        case("device-non_trivial_runs-lengths", _types_of(_array(np.int64), _array(np.int64), _array(np.int64),
+        case("device-non_trivial_runs-lengths", _types_of(_array(np.int32), _array(np.int64), _array(np.int64),
                                                           _array(np.int32), _array(np.int64)))(
             device["select"]._run_edges_kernel(np.int64, np.int32, np.int64))
     case(f"device-unique_by_key-values-{name}", _types_of(_array(dtype), _array(np.int64), _array(np.int64),
