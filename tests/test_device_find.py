@@ -64,9 +64,9 @@ def test_bad_input():
 @pytest.mark.parametrize("seed", range(8 if ON_GPU else 2))
 def test_random_sizes_and_types(seed):
     """Random dtypes, range and value counts (empty included), both bounds, against
-    searchsorted; and unique, run_length_encode, non_trivial_runs, unique_by_key,
-    exclusive_sum_by_key, three_way_partition and subtract_left of the same random sorted
-    data against NumPy."""
+    searchsorted; the values merge-sorted (pairs: their positions, stable); and unique,
+    run_length_encode, non_trivial_runs, unique_by_key, exclusive_sum_by_key,
+    three_way_partition and subtract_left of the same random sorted data against NumPy."""
     rng = np.random.default_rng(100 + seed)
     for _ in range(6 if ON_GPU else 2):
         dtype = rng.choice([np.int8, np.uint16, np.int32, np.int64, np.float32, np.float64])
@@ -79,6 +79,13 @@ def test_random_sizes_and_types(seed):
             function(d_range, d_values, d_out[:n])
             assert_equal_exact(d_out[:n].copy_to_host(), np.searchsorted(sorted_range, values, side=side),
                                f"{function.__name__}({np.dtype(dtype)}, m={m}, n={n})")
+        if n:  # (the values, unsorted: a stable merge sort of them, with their positions)
+            d_sorted, d_order = cuda.device_array(n, dtype), cuda.device_array(n, np.int64)
+            coop.device.merge_sort(d_values, cuda.to_device(np.arange(n, dtype=np.int64)), d_keys_out=d_sorted,
+                                   d_values_out=d_order)
+            order = np.argsort(values, kind="stable")
+            assert_equal_exact(d_sorted.copy_to_host(), values[order], f"merge_sort({np.dtype(dtype)}, n={n})")
+            assert_equal_exact(d_order.copy_to_host(), order, f"merge_sort's values ({np.dtype(dtype)}, n={n})")
         if m == 0:
             continue
         heads = np.flatnonzero(np.r_[True, sorted_range[1:] != sorted_range[:-1]])
