@@ -8,7 +8,10 @@ run skips it and the simulator run checks the simulator's documented choice: the
 caller's own value. Tests of simulator-only behaviour are skipped on a GPU.
 """
 
+import os
+import threading
 import time
+import warnings
 
 import numpy as np
 import pytest
@@ -756,7 +759,6 @@ def test_each_block_starts_on_fresh_threads():
     """The simulator keeps its threads from block to block: nothing a thread left (an
     attribute, the abort of a failed launch, a SystemExit) reaches the next block, and
     every thread has its own threadIdx, blockIdx and lane."""
-    import threading
 
     @cuda.jit
     def mark_kernel(out, fail):
@@ -784,3 +786,35 @@ def test_each_block_starts_on_fresh_threads():
         np.testing.assert_array_equal(out[:, 0], -1)
         np.testing.assert_array_equal(out[:, 1], i % 64 + 1000 * (i // 64))
         np.testing.assert_array_equal(out[:, 2], i % 32)
+
+
+@simulator_only
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="os.fork: POSIX only")
+def test_a_forked_child_runs_kernels():
+    """The threads the simulator keeps between blocks are the parent's: a child forked
+    after a launch (multiprocessing's fork start method) starts threads of its own rather
+    than waiting for them forever."""
+
+    @cuda.jit
+    def doubled_kernel(out):
+        out[cuda.threadIdx.x] = 2 * cuda.threadIdx.x
+
+    out = np.zeros(64, np.int64)
+    doubled_kernel[1, 64](out)  # (the parent now keeps 64 idle threads)
+    read, write = os.pipe()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # (Python 3.12+: a fork of a process with threads)
+        pid = os.fork()
+    if pid == 0:  # the child: its result through the pipe, or exit 3 if the launch hangs
+        try:
+            threading.Timer(30, lambda: os._exit(3)).start()
+            child_out = np.zeros(64, np.int64)
+            doubled_kernel[1, 64](child_out)
+            os.write(write, str(int(child_out.sum())).encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    _, status = os.waitpid(pid, 0)
+    result = os.read(read, 64).decode()
+    os.close(read)
+    assert os.waitstatus_to_exitcode(status) == 0 and result == str(2 * sum(range(64))), (status, result)

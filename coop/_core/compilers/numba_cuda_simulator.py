@@ -16,6 +16,7 @@ names (``_kernel_context``, ``_allocations``, ``BlockManager``'s ``_block_dim``,
 ``_debug``, ``FakeCUDAArray._ary``), which is why they are here.
 """
 
+import os
 import sys
 import threading
 
@@ -222,5 +223,12 @@ class _KeptThreads:
         with self.lock:
             self.idle.append(thread)
 
+    def forget(self):
+        """After a fork, in the child: the kept threads were the parent's (the child has
+        only the one that forked), so none is idle here."""
+        self.lock = threading.Lock()
+        self.idle = []
+
 
 _POOL = _KeptThreads()
+os.register_at_fork(after_in_child=_POOL.forget)
