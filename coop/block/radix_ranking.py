@@ -37,7 +37,8 @@ from coop._core import radix
 from coop._core.algorithm import Algorithm, choose
 from coop._core.backend import cuda
 from coop._core.items import array_lengths_check, array_tuple, items_or_tuple
-from coop._core.exchange import STATIC_SHARED_LIMIT, rank_items, required_items_per_thread, required_threads, warp_mask
+from coop._core.exchange import (STATIC_SHARED_LIMIT, rank_items, required_items_per_thread, required_threads,
+                                 unrolled_turns, warp_mask)
 from coop._core.misuse import size_check
 from coop._core.scratch import (Region, Struct, atomic_add, block_rank, load_pair, loader, storage, store, store_pair,
                                 striped_steps)
@@ -262,6 +263,20 @@ def ranker(digit_of, threads, items_per_thread, radix_bits, descending, memoize,
     read_digits = digit_reader(threads, n, radix_bits, descending, counter_slot, load_counter, with_digit_prefix,
                                with_digit_counts)
 
+    def count_key(i, ordered, ranks, buffer, tid, begin_bit, pass_bits, unused):
+        slot = counter_slot(counted_digit(ordered[i], begin_bit, pass_bits), tid)
+        count = U32(load_counter(buffer, slot))
+        store(buffer, slot, np.uint16(count + 1))
+        ranks[i] = count
+
+    def add_key_prefix(i, ordered, ranks, buffer, tid, begin_bit, pass_bits, unused):
+        slot = counter_slot(counted_digit(ordered[i], begin_bit, pass_bits), tid)
+        ranks[i] = U32(ranks[i] + load_counter(buffer, slot))
+
+    # (loops unrolled in full, as NVVM unrolls numba-cuda's: numba-cuda-mlir's, unrolled
+    # only 4 times at 8 keys a thread, indexed the keys and ranks in local memory)
+    count_keys, add_key_prefixes = unrolled_turns(n, count_key), unrolled_turns(n, add_key_prefix)
+
     def rank(ordered, ranks, begin_bit, pass_bits, digit_prefix, digit_counts, buffer):
         # 32-bit arithmetic, as CUB's: Numba computes integers in 64 bits (two
         # instructions per add or shift); each result cut back to 32 bits lets NVVM narrow
@@ -275,20 +290,14 @@ def ranker(digit_of, threads, items_per_thread, radix_bits, descending, memoize,
         # thread_prefixes), in ranks; its counter's slot is found again after the scan,
         # where NVVM reuses the first (an array of the slots, as CUB's digit_counters,
         # was left in local memory by numba-cuda-mlir's code)
-        for i in range(n):
-            slot = counter_slot(counted_digit(ordered[i], begin_bit, pass_bits), tid)
-            count = U32(load_counter(buffer, slot))
-            store(buffer, slot, np.uint16(count + 1))
-            ranks[i] = count
+        count_keys(ordered, ranks, buffer, tid, begin_bit, pass_bits, 0)
         cuda.syncthreads()
         # Scan the counters in memory order (lane by lane, thread by thread; low halves,
         # then high halves), two at a time: each thread rakes a segment of consecutive
         # words.
         scan_segment(buffer, U32(base + 2 * tid * padded_lanes))
         cuda.syncthreads()
-        for i in range(n):
-            slot = counter_slot(counted_digit(ordered[i], begin_bit, pass_bits), tid)
-            ranks[i] = U32(ranks[i] + load_counter(buffer, slot))
+        add_key_prefixes(ordered, ranks, buffer, tid, begin_bit, pass_bits, 0)
         if with_digit_prefix or with_digit_counts:
             read_digits(digit_prefix, digit_counts, buffer, tid)
             # the next call's threads reset thread 0's counters, read here by everyone
