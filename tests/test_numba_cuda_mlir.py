@@ -575,6 +575,40 @@ def test_an_mlir_kernel_compiles_without_numba_cuda_mlirs_pedantic_warnings():
     assert "Warning" not in run.stderr, run.stderr[-4000:]
 
 
+@pytest.mark.codegen
+def test_histogram_sort_of_eight_items_a_thread_keeps_no_local_memory():
+    """The codegen gate at a tile past the matrix's 64x4: numba-cuda-mlir's "sort"
+    histogram of 256 threads of 8 uint8 items. Its ranking's per-key loops, left to
+    NVVM, were unrolled only 4 times and indexed the keys and ranks in local memory
+    (48 bytes); coop unrolls them in the source it gives numba-cuda-mlir."""
+    script = textwrap.dedent("""
+        import warnings
+        import numpy as np
+        import coop
+        from coop._core.compilers.numba_cuda_mlir import compile_ptx
+        from numba_cuda_mlir import cuda
+        from numba_cuda_mlir.numba_cuda import types
+        warnings.simplefilter("ignore")
+
+        @cuda.jit
+        def histogram(x, out):
+            items = cuda.local.array(8, np.uint8)
+            coop.block.load(x[cuda.blockIdx.x * 2048:], items, threads=256)
+            bins = cuda.shared.array(256, np.uint32)
+            coop.block.histogram(items, bins, 256, threads=256, items_per_thread=8, algorithm="sort")
+            cuda.syncthreads()
+            cuda.atomic.add(out, cuda.threadIdx.x, bins[cuda.threadIdx.x])
+
+        ptx = compile_ptx(histogram, (types.uint8[::1], types.uint32[::1]))
+        print("local", ptx.count(".local"), "calls", ptx[ptx.index(".entry"):].count("call."))
+        """)
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="0",
+               PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
+    run = background.run([sys.executable, "-c", script], timeout=900, env=env)
+    assert run.returncode == 0, run.stderr[-4000:]
+    assert run.stdout.split()[-4:] == ["local", "0", "calls", "0"], run.stdout
+
+
 def test_coop_device_works_beside_mlir_kernels():
     """coop.device (numba-cuda's kernels) in a process whose own kernels numba-cuda-mlir
     compiles: an MLIR kernel, coop.device on its results, the MLIR kernel again (on the
