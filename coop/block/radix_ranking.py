@@ -273,8 +273,9 @@ def ranker(digit_of, threads, items_per_thread, radix_bits, descending, memoize,
         slot = counter_slot(counted_digit(ordered[i], begin_bit, pass_bits), tid)
         ranks[i] = U32(ranks[i] + load_counter(buffer, slot))
 
-    # (loops unrolled in full, as NVVM unrolls numba-cuda's: numba-cuda-mlir's, unrolled
-    # only 4 times at 8 keys a thread, indexed the keys and ranks in local memory)
+    # (the per-key loops, unrolled in full as NVVM unrolls numba-cuda's plain loops: in
+    # numba-cuda-mlir's code NVVM unrolled them 4 times at 8 keys a thread, indexing the
+    # keys and ranks in local memory)
     count_keys, add_key_prefixes = unrolled_turns(n, count_key), unrolled_turns(n, add_key_prefix)
 
     def rank(ordered, ranks, begin_bit, pass_bits, digit_prefix, digit_counts, buffer):

@@ -49,7 +49,8 @@ THREADS = BLOCK_THREADS
 # run_length_encode), on an H200 (int32 runs of 16, 2^24 and 2^28 items, 128 to 512
 # threads of 8 to 32 items): 256 threads of 16 items, 14-17% faster than of 32. A three-way
 # partition, on an H100 (int32 in three parts, 2^24 and 2^28 items): 256 threads of 16
-# items, 15-17% faster than of 12 (CUB's) or 32, 36% than of 8; 320 threads of 12 as 256.
+# items, 15-16% faster than of 12 (CUB's; 320 threads of 12 as 256), 29-31% than of 8,
+# and with the look-back's sleeps 3-6% than of 24, 19% than of 32.
 NOMINAL_ITEMS = ({"flags": 4, "predicate": 4, "neighbours": 4, "three_way": 4} if SIMULATOR else
                  {"flags": 24, "predicate": 32, "neighbours": 16, "three_way": 16})
 BLOCKS_PER_SM = {"flags": 4, "predicate": None, "neighbours": None, "three_way": None}
