@@ -79,6 +79,14 @@ FIRST_LOOK_NANOSECONDS = 1245
 
 
 @cuda.jit(device=True)
+def _delay(ns):
+    """CUB's ``delay``: a sleep of ``ns`` nanoseconds in a grid of 500 blocks or more (in
+    a smaller one the predecessors are near done); none for 0."""
+    if ns != 0 and cuda.gridDim.x >= 500:
+        cuda.nanosleep(ns)
+
+
+@cuda.jit(device=True)
 def claim_tile(status, tiles, slot):
     """The next of ``tiles`` tiles in claiming order, to every thread of the block
     (``status[0]`` is the counter; ``slot``: a shared array of one int32; the call
@@ -157,8 +165,7 @@ def tile_access(value_dtype):
         def read(status, aggregates, inclusives, tile, epoch, like):
             word, value = load_relaxed_pair(status, tile + 1, like)
             while word >> 2 != epoch:
-                if spin and cuda.gridDim.x >= 500:
-                    cuda.nanosleep(spin)
+                _delay(spin)
                 word, value = load_relaxed_pair(status, tile + 1, like)
             return word & 3, value
 
@@ -178,8 +185,7 @@ def tile_access(value_dtype):
         def read(status, aggregates, inclusives, tile, epoch, like):
             word = load_acquire(status, tile + 1)
             while word >> 2 != epoch:
-                if spin and cuda.gridDim.x >= 500:
-                    cuda.nanosleep(spin)
+                _delay(spin)
                 word = load_acquire(status, tile + 1)
             if word & 3 == INCLUSIVE:
                 return np.uint32(INCLUSIVE), read_value(inclusives, tile)
@@ -204,9 +210,7 @@ def lookback_prefix(op, value_dtype, first_look_ns=None):
         lane = cuda.laneid
         if lane == 0:
             publish(status, aggregates, inclusives, tile, epoch, AGGREGATE, aggregate)
-        if first_look:
-            if cuda.gridDim.x >= 500:  # (CUB's threshold: in a small grid the predecessors are near done)
-                cuda.nanosleep(first_look)
+        _delay(first_look)
         exclusive = aggregate
         have = False
         end = tile

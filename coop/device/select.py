@@ -280,21 +280,20 @@ def _count_output(function, name, array, n):
 
 def _select(function, d_in, flags, d_out, predicate, partition, d_num_selected_out, stream, adjacent=False,
             equality=None, names=("d_out", "d_num_selected_out"), positions_of=None, after=None, in_name="d_in",
-            n=None, run_edges=False):
+            run_edges=False):
     """The number selected (None with ``d_num_selected_out``). ``adjacent``: items kept
     where they differ (by ``equality``) from the one before (unique); ``run_edges`` too:
     the first and the last item of each run of two or more. ``names``: the caller's
     names of ``d_out`` and ``d_num_selected_out``; ``positions_of(n, stream)``: a device
     array for the selected items' positions in ``d_in``, written with them;
     ``after(n, count, positions, stream)``: launches that follow the select's (given
-    items), before the count is read. ``in_name``: the caller's name of ``d_in``; ``n``: its
-    items, if fewer than its length (a temporary's). ``d_out`` None: only the positions
-    are wanted."""
+    items), before the count is read. ``in_name``: the caller's name of ``d_in``. ``d_out``
+    None: only the positions are wanted."""
     out_name, count_name = names
     d_in = device_array(function, in_name, d_in)
     with_items = d_out is not None
     d_out = device_array(function, out_name, d_out) if with_items else d_in  # (unused without items)
-    n = d_in.size if n is None else n
+    n = d_in.size
     differs = None
     if adjacent:
         if with_items and is_same_memory(function, out_name, d_out, in_name, d_in):
