@@ -43,20 +43,23 @@ THREADS = BLOCK_THREADS
 # Items per thread for 4-byte items, fewer for wider ones and no more for narrower ones
 # (CUB's nominal 4-byte items), by flags and by predicate. Measured on an H100 (int32
 # items, one-byte flags, 2^24 and 2^28 items, 128 to 512 threads of 16 to 32 items):
-# 256 threads of 24 (flags) and 32 (predicate) items, both loaded "vectorize"; by flags,
+# 256 threads of 24 items (flags; by predicate 32, then 24 with the look-back's sleeps,
+# below), both loaded "vectorize"; by flags,
 # launch bounds of 4 blocks an SM (61 registers, no spills: 5-9% faster than 68 registers'
 # 3 blocks; with a predicate, 4 blocks spill and gain 1-7%: none). By neighbours (unique,
 # run_length_encode), on an H200 (int32 runs of 16, 2^24 and 2^28 items, 128 to 512
 # threads of 8 to 32 items): 256 threads of 16 items, 14-17% faster than of 32. A three-way
 # partition, on an H100 (int32 in three parts, 2^24 and 2^28 items): 256 threads of 16
 # items, 15-16% faster than of 12 (CUB's; 320 threads of 12 as 256), 29-31% than of 8,
-# and with the look-back's sleeps 3-6% than of 24, 19% than of 32.
+# and with the look-back's sleeps 3-6% than of 24, 19% than of 32. By predicate, with the
+# sleeps (H100, int32, x % 2 == 0): 256 threads of 24 items 7-10% faster than of 32; of 16
+# and 20, -6% to +5%.
 NOMINAL_ITEMS = ({"flags": 4, "predicate": 4, "neighbours": 4, "three_way": 4} if SIMULATOR else
-                 {"flags": 24, "predicate": 32, "neighbours": 16, "three_way": 16})
+                 {"flags": 24, "predicate": 24, "neighbours": 16, "three_way": 16})
 BLOCKS_PER_SM = {"flags": 4, "predicate": None, "neighbours": None, "three_way": None}
 # the look-back's sleep before its first look (coop.device.lookback), H100, 2^24 and 2^28
 # items: by flags 2,500 ns 2-5% faster than 1,245; by neighbours and three-way 1,245
-# 4-14% faster than 2,500; by predicate not measured (CUB's 1,245)
+# 4-14% faster than 2,500; by predicate 1,245 (CUB's) 2-4% faster than 2,500
 FIRST_LOOK_NANOSECONDS = {"flags": 2500, "predicate": 1245, "neighbours": 1245, "three_way": 1245}
 ITEMS_ALGORITHM = "vectorize"
 FLAGS_ALGORITHM = "vectorize"  # (one-byte flags: 16 to a 16-byte load, and no exchange of bytes)
