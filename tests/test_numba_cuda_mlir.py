@@ -105,6 +105,12 @@ CASES = {
                              "np.repeat(x.max(), 64)"),
     "block.exclusive_sum": ("out[i] = coop.block.exclusive_sum(x[i], threads=64)",
                             "exclusive(x.cumsum(dtype=x.dtype))"),
+    "block.exclusive_sum, raking_memoize": (  # (numba-cuda-mlir lowers no `is not None` of an array)
+        "out[i] = coop.block.exclusive_sum(x[i], threads=64, algorithm='raking_memoize')",
+        "exclusive(x.cumsum(dtype=x.dtype))"),
+    "block.reduce add, raking_commutative_only": (
+        "r = coop.block.reduce(x[i], coop.ops.add, threads=64, algorithm='raking_commutative_only')\nif i == 0:\n"
+        "    out[0] = r", "[x.sum(dtype=x.dtype)]"),
     "block.inclusive_scan max, warp_scans": (
         "out[i] = coop.block.inclusive_scan(x[i], coop.ops.max, threads=64, algorithm='warp_scans')",
         "np.maximum.accumulate(x)"),
@@ -186,11 +192,20 @@ CASES = {
         "coop.block.radix_rank((segments, items), ranks, KEY_BITS - 3, 6, threads=64, items_per_thread=4)\n"
         "for j in range(4):\n    out[4 * i + j] = ranks[j]",
         "ranks_by(((np.arange(256) // 37) << 3 | radix_digits(8 * x.itemsize - 3, 3).astype(np.int64)) & 63)"),
+    "block.radix_rank basic, descending": (
+        LOAD + "ranks = cuda.local.array(4, np.int32)\ncoop.block.radix_rank(items, ranks, 0, 4, threads=64, "
+        "items_per_thread=4, descending=True, algorithm='basic')\nfor j in range(4):\n    out[4 * i + j] = ranks[j]",
+        "ranks_by(15 - radix_digits(0, 4).astype(np.int64))"),
     "block.radix_rank match, warp-striped": (  # (stable in the keys' warp-striped order)
         "items = cuda.local.array(4, x.dtype)\ncoop.block.load(x, items, threads=64, algorithm='warp_striped')\n"
         "ranks = cuda.local.array(4, np.int32)\ncoop.block.radix_rank(items, ranks, 0, 4, threads=64, "
         "items_per_thread=4, algorithm='match')\nfor j in range(4):\n    out[i // 32 * 128 + 32 * j + cuda.laneid] = "
         "ranks[j]", "ranks_by(radix_digits(0, 4))"),
+    "block.merge_sort pairs, 200 valid": (  # (the values: each key's position in the tile)
+        LOAD + "positions = cuda.local.array(4, np.int32)\nfor j in range(4):\n    positions[j] = 4 * i + j\n"
+        "coop.block.merge_sort(items, operator.lt, positions, threads=64, items_per_thread=4, valid_items=200, "
+        "oob_default=x[0])\nfor j in range(4):\n    if 4 * i + j < 200:\n        out[4 * i + j] = positions[j]",
+        "np.argsort(x[:200], kind='stable')"),
     "block.merge_sort": (LOAD + "coop.block.merge_sort(items, operator.lt, threads=64, items_per_thread=4)\n" + STORE,
                          "np.sort(x, kind='stable')"),
     "warp.merge_sort": (

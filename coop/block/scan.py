@@ -101,9 +101,10 @@ def scan_warp_scans(x, op, convert, up, idx, buffer, load, threads, cache, lead_
 
 
 @device_function
-def scan_raking(x, op, convert, up, idx, buffer, load, threads, cache):
-    """CUB's BLOCK_SCAN_RAKING (``cache`` is None) and BLOCK_SCAN_RAKING_MEMOIZE (``cache``
-    a thread-private buffer of one segment, ``coop._core.scratch.local_allocator``): partials to shared memory; the first warp reduces
+def scan_raking(x, op, convert, up, idx, buffer, load, threads, cache, memoized):
+    """CUB's BLOCK_SCAN_RAKING (``memoized`` False, ``cache`` None) and
+    BLOCK_SCAN_RAKING_MEMOIZE (``memoized`` True, ``cache`` a thread-private buffer of one
+    segment, ``coop._core.scratch.local_allocator``): partials to shared memory; the first warp reduces
     consecutive segments (upsweep), scans the segment totals with shuffles, and rescans
     its segments seeded with their prefixes, writing each thread's exclusive prefix back
     (downsweep)."""
@@ -123,12 +124,12 @@ def scan_raking(x, op, convert, up, idx, buffer, load, threads, cache):
         partial = x
         if first < threads:
             partial = load(buffer, raking_slot(first, segment))
-            if cache is not None:
+            if memoized:
                 store(cache, 0, partial)
             for i in range(1, segment):
                 if first + i < threads:
                     item = load(buffer, raking_slot(first + i, segment))
-                    if cache is not None:
+                    if memoized:
                         store(cache, i, item)
                     partial = convert(op(partial, item))
         rakers = (threads + segment - 1) // segment
@@ -140,7 +141,7 @@ def scan_raking(x, op, convert, up, idx, buffer, load, threads, cache):
             for i in range(segment):
                 if first + i < threads:
                     slot = raking_slot(first + i, segment)
-                    item = load(cache, i) if cache is not None else load(buffer, slot)
+                    item = load(cache, i) if memoized else load(buffer, slot)
                     if lane > 0 or i > 0:
                         store(buffer, slot, running)
                         running = convert(op(running, item))
@@ -256,6 +257,10 @@ def _specialise_scan(sig, value, op, initial, output, prefix_op, prefix_state, t
     known = block is not None
     constants = dict(convert=convert, up=up, idx=idx, load=load, **({} if memoize else {"cache": None}),
                      **chosen.constants)
+    if chosen.function is scan_raking:
+        # (a constant, not `cache is not None`: numba-cuda-mlir cannot lower `is not` of an
+        # array and None)
+        constants["memoized"] = memoize
     scan_block = specialised(chosen.function, **constants, **({"threads": block} if known else {}))
 
     # One function per specialisation: the variant (items or one value, inclusive or
