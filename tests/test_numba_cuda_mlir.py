@@ -108,6 +108,9 @@ CASES = {
     "block.exclusive_sum, raking_memoize": (  # (numba-cuda-mlir lowers no `is not None` of an array)
         "out[i] = coop.block.exclusive_sum(x[i], threads=64, algorithm='raking_memoize')",
         "exclusive(x.cumsum(dtype=x.dtype))"),
+    "block.reduce max, 50 valid": (  # (a partial warp: numba-cuda-mlir kept its result in local memory)
+        "r = coop.block.reduce(x[i], coop.ops.max, valid_items=x.size - 14, threads=64)\nif i == 0:\n    out[0] = r",
+        "[x[:50].max()]"),
     "block.reduce add, raking_commutative_only": (
         "r = coop.block.reduce(x[i], coop.ops.add, threads=64, algorithm='raking_commutative_only')\nif i == 0:\n"
         "    out[0] = r", "[x.sum(dtype=x.dtype)]"),

@@ -83,9 +83,9 @@ __all__ = ["reduce", "sum", "all_reduce", "all_sum"]
 
 @device_function
 def warp_partial(x, op, convert, down, lane, lanes_valid):
-    """Shuffle-reduce a warp whose first ``lanes_valid`` lanes contribute."""
-    if lanes_valid >= 32:
-        return reduce_to_first_lane(x, op, convert, down, FULL_MASK, 32)
+    """Shuffle-reduce a warp whose first ``lanes_valid`` lanes contribute. One path for
+    full and partial warps: numba-cuda-mlir returned the result of two inlined loops
+    through local memory."""
     return reduce_to_first_lane_partial(x, op, convert, down, FULL_MASK, lane, 32, lanes_valid)
 
 

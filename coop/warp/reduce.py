@@ -60,11 +60,13 @@ def reduce_to_first_lane(x, op, convert, down, mask, width):
 
 @device_function
 def reduce_to_first_lane_partial(x, op, convert, down, mask, lane, width, valid_lanes):
-    """As reduce_to_first_lane, combining only values of lanes below ``valid_lanes``."""
+    """As reduce_to_first_lane, combining only values of lanes below ``valid_lanes`` (all,
+    with no test, where ``valid_lanes`` >= ``width``: other lanes than the first may then
+    combine a partner's value past the warp, their own)."""
     offset = 1
     while offset < width:
         y = down(mask, x, offset)
-        if lane + offset < valid_lanes:
+        if valid_lanes >= width or lane + offset < valid_lanes:
             x = convert(op(x, y))
         offset *= 2
     return x
