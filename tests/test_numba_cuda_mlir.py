@@ -117,6 +117,8 @@ CASES = {
     "block.inclusive_scan max, warp_scans": (
         "out[i] = coop.block.inclusive_scan(x[i], coop.ops.max, threads=64, algorithm='warp_scans')",
         "np.maximum.accumulate(x)"),
+    "block.inclusive_scan max, block size at run time": (  # (numba-cuda-mlir kept a variable in local memory)
+        "out[i] = coop.block.inclusive_scan(x[i], coop.ops.max)", "np.maximum.accumulate(x)"),
     "block.exclusive_scan min, initial": (
         "out[i] = coop.block.exclusive_scan(x[i], coop.ops.min, initial=x[63], threads=64)",
         "np.minimum(x[63], exclusive(np.minimum.accumulate(x), x[63]))"),

@@ -144,9 +144,10 @@ def scan_raking(x, op, convert, up, idx, buffer, load, threads, cache, memoized)
                     item = load(cache, i) if memoized else load(buffer, slot)
                     if lane > 0 or i > 0:
                         store(buffer, slot, running)
-                        running = convert(op(running, item))
-                    else:
-                        running = item
+                    # (rank 0 starts from its item alone; chosen, not assigned in both arms:
+                    # numba-cuda-mlir kept running in local memory for coop.ops.min or max
+                    # where the block is not whole warps)
+                    running = chosen(lane > 0 or i > 0, convert(op(running, item)), item)
     cuda.syncthreads()
     return load(buffer, raking_slot(rank, segment)), load(buffer, aggregate_slot)
 
