@@ -244,6 +244,8 @@ CASES = {
     "block.reduce argmax of (value, index) pairs": (
         "v, k = coop.block.reduce((x[i], i), coop.ops.argmax, threads=64)\nif i == 0:\n    out[0] = k",
         "[x[:64].argmax()]"),
+    "block.reduce argmax of pairs, block size at run time": (  # (numba-cuda-mlir kept them in local memory)
+        "v, k = coop.block.reduce((x[i], i), coop.ops.argmax)\nif i == 0:\n    out[0] = k", "[x[:64].argmax()]"),
     "block.histogram sort": (  # (bin indices 0-99 and negatives, which are not counted)
         LOAD + "bins = cuda.local.array(4, np.int32)\nfor j in range(4):\n    bins[j] = np.int32(items[j])\n"
         "counts = cuda.shared.array(128, np.int32)\n"

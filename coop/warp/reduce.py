@@ -60,9 +60,9 @@ def reduce_to_first_lane(x, op, convert, down, mask, width):
 
 @device_function
 def reduce_to_first_lane_partial(x, op, convert, down, mask, lane, width, valid_lanes):
-    """As reduce_to_first_lane, combining only values of lanes below ``valid_lanes`` (all,
-    with no test, where ``valid_lanes`` >= ``width``: other lanes than the first may then
-    combine a partner's value past the warp, their own)."""
+    """As reduce_to_first_lane, combining only values of lanes below ``valid_lanes``; where
+    ``valid_lanes`` >= ``width``, exactly as reduce_to_first_lane (no test: a constant
+    full count costs nothing, and block reduce calls this for full and partial warps)."""
     offset = 1
     while offset < width:
         y = down(mask, x, offset)
