@@ -64,7 +64,7 @@ from coop._core.scratch import (
 )
 from coop._core.shuffle import DOWN, FULL_MASK, has_warp_sum, shuffler, warp_sum
 from coop._core.specialize import PRIMITIVE_DEFAULT, Signature, device_function, function_type, is_function, primitive
-from coop._core.values import converter
+from coop._core.values import chosen, converter
 from coop.ops import add
 from coop.thread import counter, reduce_items
 from coop.warp.reduce import reduce_to_first_lane, reduce_to_first_lane_partial, reduce_valid_items
@@ -84,9 +84,11 @@ __all__ = ["reduce", "sum", "all_reduce", "all_sum"]
 @device_function
 def warp_partial(x, op, convert, down, lane, lanes_valid):
     """Shuffle-reduce a warp whose first ``lanes_valid`` lanes contribute. One path for
-    full and partial warps: numba-cuda-mlir returned the result of two inlined loops
-    through local memory."""
-    return reduce_to_first_lane_partial(x, op, convert, down, FULL_MASK, lane, 32, lanes_valid)
+    full and partial warps (numba-cuda-mlir returned the result of two inlined loops
+    through local memory): a full warp counts 64 lanes valid, which no lane + offset
+    reaches, so that NVVM drops the tests where the count is a constant."""
+    valid = chosen(lanes_valid >= 32, 64, lanes_valid)
+    return reduce_to_first_lane_partial(x, op, convert, down, FULL_MASK, lane, 32, valid)
 
 
 @device_function

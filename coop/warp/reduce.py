@@ -60,13 +60,11 @@ def reduce_to_first_lane(x, op, convert, down, mask, width):
 
 @device_function
 def reduce_to_first_lane_partial(x, op, convert, down, mask, lane, width, valid_lanes):
-    """As reduce_to_first_lane, combining only values of lanes below ``valid_lanes``; where
-    ``valid_lanes`` >= ``width``, exactly as reduce_to_first_lane (no test: a constant
-    full count costs nothing, and block reduce calls this for full and partial warps)."""
+    """As reduce_to_first_lane, combining only values of lanes below ``valid_lanes``."""
     offset = 1
     while offset < width:
         y = down(mask, x, offset)
-        if valid_lanes >= width or lane + offset < valid_lanes:
+        if lane + offset < valid_lanes:
             x = convert(op(x, y))
         offset *= 2
     return x
