@@ -23,7 +23,7 @@ class Algorithm:
     checked: constants the variant needs, which the primitive may otherwise take as
     optional), ``constants`` (``{parameter: value}`` bound into ``function`` by the
     generator) and ``traits``: properties the family's generator reads as attributes
-    (block scan's ``memoize``), each record of a table giving the same ones."""
+    (block reduce's ``one_warp_by_shuffles``), each record of a table giving the same ones."""
 
     def __init__(self, function=None, scratch=None, requires=None, constants=None, **traits):
         self.function = function

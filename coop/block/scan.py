@@ -173,12 +173,12 @@ def warp_scans_scratch(dtype, threads):
     )
 
 
-# memoize: the raking threads keep their segment in registers between the upsweep and the
+# memoized: the raking threads keep their segment in registers between the upsweep and the
 # downsweep (CUB's BLOCK_SCAN_RAKING_MEMOIZE)
 ALGORITHMS = {
-    "raking": Algorithm(scan_raking, raking_scratch, memoize=False),
-    "raking_memoize": Algorithm(scan_raking, raking_scratch, memoize=True),
-    "warp_scans": Algorithm(scan_warp_scans, warp_scans_scratch, constants={"lead_barrier": True}, memoize=False),
+    "raking": Algorithm(scan_raking, raking_scratch, constants={"memoized": False}),
+    "raking_memoize": Algorithm(scan_raking, raking_scratch, constants={"memoized": True}),
+    "warp_scans": Algorithm(scan_warp_scans, warp_scans_scratch, constants={"lead_barrier": True}),
 }
 
 
@@ -251,16 +251,16 @@ def _specialise_scan(sig, value, op, initial, output, prefix_op, prefix_state, t
     count_threads = thread_count(block)
     seeded = has_initial or has_callback
     segment = (max_threads + 31) // 32
-    memoize = chosen.memoize and block is not None and block > 32
+    memoize = chosen.constants.get("memoized", False) and block is not None and block > 32
     allocate_cache = local_allocator(dtype, segment) if memoize else None
     returns_pair = with_aggregate and not is_items
     # the algorithm with these constants bound (and the block size, if given)
     known = block is not None
     constants = dict(convert=convert, up=up, idx=idx, load=load, **({} if memoize else {"cache": None}),
                      **chosen.constants)
-    if chosen.function is scan_raking:
-        # (a constant, not `cache is not None`: numba-cuda-mlir cannot lower `is not` of an
-        # array and None)
+    if "memoized" in constants:
+        # (the cache needs a known block of more than a warp; a constant, not `cache is not
+        # None`, which numba-cuda-mlir cannot lower for an array)
         constants["memoized"] = memoize
     scan_block = specialised(chosen.function, **constants, **({"threads": block} if known else {}))
 
