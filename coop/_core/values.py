@@ -186,6 +186,16 @@ def chosen(condition, if_true, if_false):
     return if_true if condition else if_false
 
 
+@device_function
+def joined(value):
+    """``value``, written ``x = joined(x)`` inside a loop after a branch that assigns ``x``
+    a call's result. Under Python 3.12, numba-cuda-mlir 0.6 joins such an ``x`` at the
+    loop's head (or, past a ``break``, at its exit) as two memrefs, in local memory; this
+    statement gives the branch a join of its own (the same source compiled under Python
+    3.11 keeps ``x`` in registers without it)."""
+    return value
+
+
 def widened(a, b):
     """(The simulator's.) ``a`` and ``b`` widened as compiled Numba widens integers
     before arithmetic: to 64 bits, unsigned if both are (int64 for mixed signedness

@@ -64,7 +64,7 @@ from coop._core.scratch import (
 )
 from coop._core.shuffle import DOWN, FULL_MASK, has_warp_sum, shuffler, warp_sum
 from coop._core.specialize import PRIMITIVE_DEFAULT, Signature, device_function, function_type, is_function, primitive
-from coop._core.values import chosen, converter
+from coop._core.values import chosen, converter, joined
 from coop.ops import add
 from coop.thread import counter, reduce_items
 from coop.warp.reduce import reduce_to_first_lane, reduce_to_first_lane_partial, reduce_valid_items
@@ -141,6 +141,7 @@ def reduce_warp_reductions(x, op, convert, down, buffer, load, threads, contribu
         for w in range(1, (threads + 31) >> 5):
             if w * 32 < contributing:
                 total = convert(op(total, load(buffer, w)))
+            total = joined(total)
     return total
 
 
@@ -165,6 +166,7 @@ def reduce_raking(x, op, convert, down, buffer, load, threads, contributing, war
             for i in range(1, segment):
                 if first + i < contributing:
                     total = convert(op(total, load(buffer, raking_slot(first + i, segment))))
+                total = joined(total)
         total = warp_partial(total, op, convert, down, lane, (contributing + segment - 1) // segment)
     return total
 
@@ -190,6 +192,7 @@ def reduce_raking_commutative(x, op, convert, down, buffer, load, threads, contr
         for i in range(segment):
             if first + i < contributing:
                 total = convert(op(total, load(buffer, first + i - 32)))
+            total = joined(total)
         total = warp_partial(total, op, convert, down, lane, min(contributing, 32))
     return total
 

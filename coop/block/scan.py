@@ -50,7 +50,7 @@ from coop._core.scratch import (
 )
 from coop._core.shuffle import FULL_MASK, IDX, UP, shuffler
 from coop._core.specialize import PRIMITIVE_DEFAULT, Signature, device_function, function_type, is_none, primitive
-from coop._core.values import chosen, converter, same
+from coop._core.values import chosen, converter, joined, same
 from coop.ops import add
 from coop.thread import (
     exclusive_scan_items,
@@ -132,6 +132,7 @@ def scan_raking(x, op, convert, up, idx, buffer, load, threads, cache, memoized)
                     if memoized:
                         store(cache, i, item)
                     partial = convert(op(partial, item))
+                partial = joined(partial)
         rakers = (threads + segment - 1) // segment
         inclusive = inclusive_scan_lanes(partial, op, convert, FULL_MASK, 32)
         running = exclusive_from_inclusive(inclusive, partial, op, convert, up, FULL_MASK)
@@ -148,6 +149,7 @@ def scan_raking(x, op, convert, up, idx, buffer, load, threads, cache, memoized)
                     # numba-cuda-mlir kept running in local memory for coop.ops.min or max
                     # where the block is not whole warps)
                     running = chosen(lane > 0 or i > 0, convert(op(running, item)), item)
+                running = joined(running)
     cuda.syncthreads()
     return load(buffer, raking_slot(rank, segment)), load(buffer, aggregate_slot)
 

@@ -34,7 +34,7 @@ from coop._core.selection import (OTHER, SELECTED, TIED, U32, candidates_of, set
                                   top_k_arguments, value_types_of)
 from coop._core.shuffle import UP, clamp, logical_warp, up_sum_step, warp_sum
 from coop._core.specialize import PRIMITIVE_DEFAULT, Signature, device_function, primitive
-from coop._core.values import select
+from coop._core.values import joined, select
 from coop.warp.exchange import warp_exchange_layout, warp_exchanger, warp_tile_constants
 from coop.warp.merge import warp_merge_sort_layout, warp_sorter
 
@@ -315,6 +315,8 @@ def _classifier(key_type, width, n, largest):
                         classes[i] = SELECTED
                 needed = U32(needed - better)
                 tied = U32(tied - better)
+            needed = joined(needed)
+            tied = joined(tied)
             if tied == needed:  # every candidate left is selected
                 break
         # the candidates left (equal keys where tied > needed): the first `needed` in tile

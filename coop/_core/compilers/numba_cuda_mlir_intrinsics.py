@@ -753,14 +753,16 @@ def _bit_conversion(from_type, to_type, step, bits, shift=0):
 
         def convert(value):
             bits_of = as_word(value)
-            high = word(1) << word(top)
-            return word(bits_of ^ (~word(0) if bits_of & high else high))
+            # every bit flipped for a negative key, the sign's for another (computed, not
+            # chosen in a conditional expression: under Python 3.12 numba-cuda-mlir kept
+            # the bitcast's cell in local memory for each arm)
+            return word(bits_of ^ ((word(1) << word(top)) | (word(0) - (bits_of >> word(top)))))
     elif step == "ordered_to_float":
         as_float = _bitcast(word, to_scalar)
 
         def convert(value):
-            high = word(1) << word(top)
-            return as_float(word(value ^ (high if value & high else ~word(0))))
+            # the sign's bit flipped for a set one, every bit for a clear one (computed: above)
+            return as_float(word(value ^ ((word(1) << word(top)) | ((value >> word(top)) - word(1)))))
     elif step == "shift_left":
 
         def convert(value):
