@@ -438,8 +438,10 @@ def _matrix_part(variants, simulate=False):
 
 def _side_by_side(run_part, items):
     """``{key: result}`` of the ``"key: result"`` lines ``run_part(chunk)`` gives for the
-    chunks of ``items``, run by a few interpreters side by side."""
-    parts = max(1, min(8, (os.cpu_count() or 1) // 2))
+    chunks of ``items``, run by a few interpreters side by side: half the cores (the
+    simulated tests run beside them), or ``COOP_MLIR_PROCESSES`` (CI's run of these
+    checks alone)."""
+    parts = int(os.environ.get("COOP_MLIR_PROCESSES", 0)) or max(1, min(8, (os.cpu_count() or 1) // 2))
     with concurrent.futures.ThreadPoolExecutor(parts) as pool:
         lines = [line for part in pool.map(run_part, [items[k::parts] for k in range(parts)]) for line in part]
     return dict(line.split(": ", 1) for line in lines)
