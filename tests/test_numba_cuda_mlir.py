@@ -114,6 +114,11 @@ CASES = {
     "block.reduce add, raking_commutative_only": (
         "r = coop.block.reduce(x[i], coop.ops.add, threads=64, algorithm='raking_commutative_only')\nif i == 0:\n"
         "    out[0] = r", "[x.sum(dtype=x.dtype)]"),
+    "block.reduce max, raking, block size at run time": (  # (numba-cuda-mlir kept a result in local memory)
+        "r = coop.block.reduce(x[i], coop.ops.max, algorithm='raking')\nif i == 0:\n    out[0] = r", "[x[:64].max()]"),
+    "block.sum, raking_commutative_only, block size at run time": (
+        "r = coop.block.sum(x[i], valid_items=50, algorithm='raking_commutative_only')\nif i == 0:\n    out[0] = r",
+        "[x[:50].sum(dtype=x.dtype)]"),
     "block.inclusive_scan max, warp_scans": (
         "out[i] = coop.block.inclusive_scan(x[i], coop.ops.max, threads=64, algorithm='warp_scans')",
         "np.maximum.accumulate(x)"),
@@ -459,9 +464,8 @@ def matrix():
 
 @pytest.mark.parametrize("case, dtype", VARIANTS)
 def test_primitive_compiles_without_local_memory_and_matches_numpy(matrix, case, dtype):
-    """The codegen gate on numba-cuda-mlir's PTX (no local memory, no
-    calls, no shared-memory access through a 64-bit register) and, on a GPU, NumPy's
-    result."""
+    """The codegen gate on numba-cuda-mlir's PTX (no local memory, no calls, no
+    shared-memory access through a 64-bit register) and, on a GPU, NumPy's result."""
     line = matrix[f"{case} | {dtype}"]
     assert line.startswith("local 0 calls 0 shared64 0 "), line
     if gpu_available():

@@ -151,22 +151,24 @@ def reduce_raking(x, op, convert, down, buffer, load, threads, contributing, war
     consecutive segments in rank order, then shuffle-reduces the raked partials."""
     rank = block_rank()
     lane = rank & 31
-    if threads <= 32:
-        return warp_partial(x, op, convert, down, lane, contributing)
+    # one return: where the block size is known only at run time, numba-cuda-mlir joins
+    # two returned call results in local memory (a block of one warp has segments of 1)
     segment = (threads + 31) >> 5
-    if lead_sync:
-        cuda.syncthreads()
-    store(buffer, raking_slot(rank, segment), x)
-    cuda.syncthreads()
     total = x
-    if rank < 32:
-        first = lane * segment
-        if first < contributing:
-            total = load(buffer, raking_slot(first, segment))
-            for i in range(1, segment):
-                if first + i < contributing:
-                    total = convert(op(total, load(buffer, raking_slot(first + i, segment))))
-                total = joined(total)
+    if threads > 32:
+        if lead_sync:
+            cuda.syncthreads()
+        store(buffer, raking_slot(rank, segment), x)
+        cuda.syncthreads()
+        if rank < 32:
+            first = lane * segment
+            if first < contributing:
+                total = load(buffer, raking_slot(first, segment))
+                for i in range(1, segment):
+                    if first + i < contributing:
+                        total = convert(op(total, load(buffer, raking_slot(first + i, segment))))
+                    total = joined(total)
+    if threads <= 32 or rank < 32:
         total = warp_partial(total, op, convert, down, lane, (contributing + segment - 1) // segment)
     return total
 
@@ -178,21 +180,22 @@ def reduce_raking_commutative(x, op, convert, down, buffer, load, threads, contr
     shuffle-reduces."""
     rank = block_rank()
     lane = rank & 31
-    if threads <= 32:
-        return warp_partial(x, op, convert, down, lane, contributing)
-    segment = (threads - 32 + 31) >> 5
-    if lead_sync:
-        cuda.syncthreads()
-    if rank >= 32:
-        store(buffer, rank - 32, x)
-    cuda.syncthreads()
+    # (one return, as in reduce_raking)
     total = x
-    if rank < 32:
-        first = 32 + lane * segment
-        for i in range(segment):
-            if first + i < contributing:
-                total = convert(op(total, load(buffer, first + i - 32)))
-            total = joined(total)
+    if threads > 32:
+        segment = (threads - 32 + 31) >> 5
+        if lead_sync:
+            cuda.syncthreads()
+        if rank >= 32:
+            store(buffer, rank - 32, x)
+        cuda.syncthreads()
+        if rank < 32:
+            first = 32 + lane * segment
+            for i in range(segment):
+                if first + i < contributing:
+                    total = convert(op(total, load(buffer, first + i - 32)))
+                total = joined(total)
+    if threads <= 32 or rank < 32:
         total = warp_partial(total, op, convert, down, lane, min(contributing, 32))
     return total
 
