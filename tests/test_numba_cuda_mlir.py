@@ -630,6 +630,28 @@ def test_histogram_sort_of_eight_items_a_thread_keeps_no_local_memory():
     assert run.stdout.split()[-4:] == ["local", "0", "calls", "0"], run.stdout
 
 
+def test_tile_loads_and_stores_address_contiguous_arrays_without_a_stride():
+    """numba-cuda-mlir multiplies each index by the stride its array's descriptor holds,
+    even a C-contiguous array's (DEFECTS: "a contiguous array's stride read"); coop's
+    loads and stores address such an array's items from its data pointer, as numba-cuda's
+    code does: no 64-bit multiply, and a thread's consecutive items at constant offsets
+    from one address."""
+    run = _run("""
+        @cuda.jit
+        def kernel(x, out):
+            items = cuda.local.array(4, np.float32)
+            coop.block.load(x, items, threads=128, algorithm="direct")
+            coop.block.store(out, items, threads=128, algorithm="striped", valid_items=300)
+
+        ptx = compile_ptx(kernel, (types.float32[::1], types.float32[::1]))
+        entry = ptx[ptx.index(".entry"):]
+        entry = entry[:entry.index("\\n}")]
+        print("multiplies", entry.count("mul.lo.s64"), "offsets", entry.count("+4]") + entry.count("+8]"))
+        """)
+    assert run.returncode == 0, run.stderr[-4000:]
+    assert run.stdout.split()[-4:] == ["multiplies", "0", "offsets", "2"], run.stdout
+
+
 def test_coop_device_works_beside_mlir_kernels():
     """coop.device (numba-cuda's kernels) in a process whose own kernels numba-cuda-mlir
     compiles: an MLIR kernel, coop.device on its results, the MLIR kernel again (on the
@@ -964,6 +986,16 @@ DEFECTS = {
         print(".local" in compile_ptx(kernel, (types.int32[::1], types.int32[::1], types.int64)))
         """,
         "the joins after branches in loops may go (coop._core.values.joined)"),
+    "a contiguous array's stride read": (
+        """
+        @cuda.jit
+        def kernel(x, out):
+            out[cuda.threadIdx.x] = x[cuda.threadIdx.x]  # C-contiguous: the stride is 1
+
+        print("mul.lo.s64" in compile_ptx(kernel, (types.int32[::1], types.int32[::1])))
+        """,
+        "coop's tile loads and stores may index arrays again (numba_cuda_mlir_intrinsics: "
+        "_element_access)"),
 }
 
 #: Defects shown under Python 3.12 and later only (Python 3.11's bytecode differs)

@@ -22,7 +22,10 @@ written (a thread's *valid span*, ``valid_span``), and loads give items at other
 positions ``oob_default`` if given. ``vectorized`` reads or writes blocked items with
 vector instructions where the tile is aligned. Tile positions are computed in unsigned
 64-bit arithmetic: one base address per thread plus constant offsets per item, with no
-negative-index fix-ups (Numba adds those for signed indices).
+negative-index fix-ups (Numba adds those for signed indices). Items are read and written
+through ``element`` and ``set_element``: numba-cuda's indexing, and in numba-cuda-mlir
+kernels a contiguous array's items addressed from its data pointer (its indexing
+multiplies each index by a stride read at run time).
 
 An algorithm (one value of ``algorithm=``) is a ``TileAlgorithm`` record: the
 arrangement of the memory access, the one the caller holds, and for the transposing
@@ -45,6 +48,17 @@ from coop._core.specialize import is_none
 from coop._core.values import check_dtype, converter, convertible
 from coop._core.values import size_and_alignment as item_layout  # (bytes, alignment) in memory
 from coop._core.vector import address, vector_loader, vector_storer
+
+if SIMULATOR:
+
+    def element(array, index):
+        return array[index]
+
+    def set_element(array, index, value):
+        array[index] = value
+
+else:
+    from coop._core.compilers.numba_cuda_intrinsics import element, set_element
 
 # Tile positions are uint64 throughout: mixing in a signed integer would make Numba
 # compute in float64 (NumPy's rule), and signed array indices cost a wraparound select.
@@ -90,7 +104,7 @@ def warp_striped(rank, n, group):
 @device_function
 def read_all(src, items, n, first, stride, limit, default):
     for i in range(n):
-        items[i] = src[first + i * stride]
+        items[i] = element(src, first + i * stride)
 
 
 @device_function
@@ -110,7 +124,7 @@ def read_valid(src, items, n, first, stride, limit, default):
     valid = valid_span(first, stride, n, limit)
     for i in range(n):
         if np.uint32(i * stride) < valid:
-            items[i] = src[first + i * stride]
+            items[i] = element(src, first + i * stride)
         elif default is not None:
             items[i] = default
 
@@ -118,7 +132,7 @@ def read_valid(src, items, n, first, stride, limit, default):
 @device_function
 def write_all(dst, items, n, first, stride, limit, default):
     for i in range(n):
-        dst[first + i * stride] = items[i]
+        set_element(dst, first + i * stride, items[i])
 
 
 @device_function
@@ -126,7 +140,7 @@ def write_valid(dst, items, n, first, stride, limit, default):
     valid = valid_span(first, stride, n, limit)
     for i in range(n):
         if np.uint32(i * stride) < valid:
-            dst[first + i * stride] = items[i]
+            set_element(dst, first + i * stride, items[i])
 
 
 def _unit_stride_check(array_type, item_size):
@@ -390,10 +404,10 @@ def specialise_tile(sig, array, items, items_per_thread, algorithm, valid_items,
             first, stride = positions(rank, n, group)
         if reads_all:
             for i in range(n):
-                items[i] = array[first + i * stride]
+                items[i] = element(array, first + i * stride)
         elif writes_all:
             for i in range(n):
-                array[first + i * stride] = items[i]
+                set_element(array, first + i * stride, items[i])
         elif counted:
             access(array, items, first, stride, limit, default)
         else:

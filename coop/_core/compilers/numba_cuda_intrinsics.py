@@ -15,6 +15,8 @@ constant here, ``*_ASM``):
 - scratch slots (``coop._core.scratch``): ``store``, ``atomic_add``, ``storer``,
   ``loader``: typed values at word-aligned slots of a buffer; ``atomic_add_element``
   (CUDA's atomicAdd on an array's element, shared or global);
+- array elements (``coop._core.tile``): ``element``, ``set_element`` (numba-cuda's own
+  indexing: numba-cuda-mlir's addresses a contiguous array's element without its stride);
 - vectors (``coop._core.vector``): ``address``, ``vector_loader``, ``vector_storer``;
 - memory order (``coop._core.memory_order``): ``load_acquire``, ``store_release``,
   ``store_relaxed_pair``, ``load_relaxed_pair``;
@@ -32,7 +34,7 @@ from llvmlite import ir
 from numba.cuda import cgutils, nvvmutils, types
 from numba.cuda.extending import intrinsic
 
-from coop._core.compilers.numba_cuda import lower_static_array
+from coop._core.compilers.numba_cuda import lower_static_array, register_jitable
 from coop._core.config import config
 
 def _word32(builder, v, signed=True):
@@ -458,6 +460,25 @@ def loader(value_type):
         return value_type(buffer, index), codegen
 
     return _recipe(load, "loader", value_type)
+
+
+# -- array elements ---------------------------------------------------------------------
+# numba-cuda's own indexing (a contiguous array's stride is a constant in its code), under
+# names with recipes: numba-cuda-mlir's indexing multiplies by the stride it reads.
+
+
+def element(array, index):
+    """``array[index]`` of a 1-D array, ``index`` non-negative."""
+    return array[index]
+
+
+def set_element(array, index, value):
+    """``array[index] = value`` of a 1-D array, ``index`` non-negative."""
+    array[index] = value
+
+
+element = _recipe(register_jitable(element), "element")
+set_element = _recipe(register_jitable(set_element), "set_element")
 
 
 # -- vectors --------------------------------------------------------------------------

@@ -650,6 +650,88 @@ def _atomic_adder(per_element):
     return atomic_add
 
 
+def _contiguous_element_pointer(array, index):
+    """MLIR: a pointer to element ``index`` of a 1-D memref of stride 1 (a C or F layout
+    array), and the element's type: the data pointer advanced by ``index`` elements."""
+    from numba_cuda_mlir._mlir import ir
+    from numba_cuda_mlir._mlir.dialects import llvm
+    from numba_cuda_mlir._mlir.extras import types as T
+    from numba_cuda_mlir.lowering_utilities import GEP_DYNAMIC_INDEX, convert, memref_data_pointer
+
+    element = ir.MemRefType(array.type).element_type
+    pointer = llvm.getelementptr(llvm.PointerType.get(), memref_data_pointer(array), [convert(index, T.i64())],
+                                 [GEP_DYNAMIC_INDEX], element, None)
+    return pointer, element
+
+
+def _addressed(array):
+    """Whether ``element`` and ``set_element`` address this numba-cuda-mlir array type's
+    elements from its data pointer: 1-D, contiguous, of scalars of one word or less."""
+    from numba_cuda_mlir.numba_cuda import types as M
+
+    return (isinstance(array, M.Array) and array.ndim == 1 and array.layout in "CF"
+            and isinstance(array.dtype, (M.Integer, M.Float)))
+
+
+def _element_access(is_read):
+    """``element(array, index)`` (``is_read``) or ``set_element(array, index, value)``:
+    numba-cuda-mlir 0.6 multiplies an index by the stride read from the array's
+    descriptor, even where its layout makes it 1, at every access (a 64-bit multiply
+    each, and no constant offsets from one base address for consecutive items, as
+    numba-cuda's code has): a contiguous array's element is addressed from its data
+    pointer instead; other arrays are indexed."""
+    from numba_cuda_mlir.extending import intrinsic
+    from numba_cuda_mlir.numba_cuda import types as M
+
+    def read_codegen(lower, target, args, kwargs):
+        from numba_cuda_mlir._mlir.dialects import llvm
+
+        array, index = lower.load_vars(args)
+        pointer, element = _contiguous_element_pointer(array, index)
+        lower.store_var(target, llvm.load(element, pointer))
+
+    def write_codegen(lower, target, args, kwargs):
+        from numba_cuda_mlir._mlir.dialects import llvm
+
+        array, index, value = lower.load_vars(args)
+        pointer, _ = _contiguous_element_pointer(array, index)
+        llvm.store(value, pointer)
+
+    @intrinsic
+    def read(typingctx, array, index):
+        return array.dtype(array, index), read_codegen
+
+    @intrinsic
+    def write(typingctx, array, index, value):
+        if M.unliteral(value) != array.dtype:
+            return None
+        return M.none(array, index, value), write_codegen
+
+    if is_read:
+
+        def typer(array, index):
+            if _addressed(array) and isinstance(index, M.Integer):
+                return lambda array, index: read(array, index)
+            return lambda array, index: array[index]
+
+    else:
+
+        def typer(array, index, value):
+            if _addressed(array) and isinstance(index, M.Integer) and M.unliteral(value) == array.dtype:
+
+                def addressed(array, index, value):
+                    write(array, index, value)
+
+                return addressed
+
+            def indexed(array, index, value):
+                array[index] = value
+
+            return indexed
+
+    return typed_function(typer)
+
+
 def _local_array_tuple(count, member_types):
     """An intrinsic ``()`` giving a ``cuda.local.array(count, member)`` per numba-cuda
     type of ``member_types`` (a tuple; one type: that one array)."""
@@ -947,6 +1029,8 @@ _RECIPES = {
     "loader": _loader,
     "atomic_add": functools.partial(_atomic_adder, False),
     "atomic_add_element": functools.partial(_atomic_adder, True),
+    "element": functools.partial(_element_access, True),
+    "set_element": functools.partial(_element_access, False),
     "local_array_tuple": _local_array_tuple,
     "slot32": _slot32,
     "bit_conversion": _bit_conversion,
