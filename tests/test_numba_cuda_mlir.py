@@ -146,6 +146,9 @@ CASES = {
     "block.load striped, store direct": (
         "items = cuda.local.array(4, x.dtype)\ncoop.block.load(x, items, threads=64, algorithm='striped')\n" + STORE,
         "x.reshape(4, 64).T.reshape(-1)"),
+    "block.load and store vectorize": (  # (aligned: the vector accesses)
+        "items = cuda.local.array(4, x.dtype)\ncoop.block.load(x, items, threads=64, algorithm='vectorize')\n"
+        "coop.block.store(out, items, threads=64, algorithm='vectorize')", "x"),
     "block.load transpose, 200 valid": (
         "items = cuda.local.array(4, x.dtype)\ncoop.block.load(x, items, threads=64, items_per_thread=4, "
         "algorithm='transpose', valid_items=200, oob_default=x[0])\n" + STORE,
@@ -311,11 +314,12 @@ DTYPES = INTEGERS + ["float32", "float64"]
 #: The other value types, in the cases that take them (bools are not summed, complex
 #: numbers not ordered)
 OTHER_TYPES = {
-    "float16": ["warp.inclusive_sum", "warp.broadcast", "block.exclusive_sum", "block.exchange blocked_to_striped",
-                "block.radix_sort", "block.merge_sort"],
-    "bool": ["warp.broadcast", "block.load striped, store direct", "block.exchange blocked_to_striped",
-             "block.radix_sort", "block.reduce argmax of (value, index) pairs"],
-    "complex64": ["warp.inclusive_sum", "warp.broadcast", "block.exclusive_sum", "block.exchange blocked_to_striped"],
+    "float16": ["warp.inclusive_sum", "warp.broadcast", "block.exclusive_sum", "block.load and store vectorize",
+                "block.exchange blocked_to_striped", "block.radix_sort", "block.merge_sort"],
+    "bool": ["warp.broadcast", "block.load striped, store direct", "block.load and store vectorize",
+             "block.exchange blocked_to_striped", "block.radix_sort", "block.reduce argmax of (value, index) pairs"],
+    "complex64": ["warp.inclusive_sum", "warp.broadcast", "block.exclusive_sum", "block.load and store vectorize",
+                  "block.exchange blocked_to_striped"],
     "complex128": ["warp.exclusive_sum, width 16", "block.sum"],
 }
 
@@ -766,9 +770,6 @@ def test_misuse_in_an_mlir_kernel_raises_the_same_message(mlir_misuses, name):
 
 
 REFUSED = [
-    ("coop.block.load(x, items, threads=64, items_per_thread=4, algorithm='vectorize')",
-     "coop.block.load in a numba-cuda-mlir kernel: algorithm 'vectorize' (it needs an item's address, which "
-     "numba-cuda-mlir 0.6 does not give; 'direct' moves the same items) is not supported there yet (README.md"),
     ("coop.block.reduce(x[0], lambda a, b: a + b, threads=64)",
      "coop.block.reduce in a numba-cuda-mlir kernel: a lambda or device function as an argument (use a coop.ops "
      "or operator function) is not supported there yet"),
@@ -828,7 +829,6 @@ REFUSED_EXAMPLES = {
     "coop.block.merge_sort": OPERATOR_ARGUMENT,
     "coop.block.subtract_right": OPERATOR_ARGUMENT,
     "coop.block.transform": OPERATOR_ARGUMENT,
-    "coop.block.store": "algorithm 'vectorize'",
 }
 
 EXAMPLES = """

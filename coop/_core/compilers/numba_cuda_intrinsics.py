@@ -497,8 +497,12 @@ def address(typingctx, array):
     return types.uint64(array), codegen
 
 
-def _vector_layout(item_type, items_per_vector):
-    """(lane type, lanes, word type, words, alignment) of a vector: the items as integer
+_recipe(address, "address")
+
+
+def vector_shape(item_type, items_per_vector):
+    """(lane bits, lanes, word bits, words, alignment in bytes) of a vector of
+    ``items_per_vector`` items of the numba-cuda type ``item_type``: the items as integer
     lanes (an item's bits, or each part of a complex), packed into 32-bit words when
     lanes are narrower (NVPTX would split a vector of 8- or 16-bit lanes into 4-lane
     accesses: 16 bytes of int8 in four instructions)."""
@@ -511,7 +515,13 @@ def _vector_layout(item_type, items_per_vector):
     lanes = items_per_vector * per_item
     vector_bits = bits * lanes
     word_bits = 32 if bits < 32 and vector_bits >= 32 else bits
-    return ir.IntType(bits), lanes, ir.IntType(word_bits), vector_bits // word_bits, vector_bits // 8
+    return bits, lanes, word_bits, vector_bits // word_bits, vector_bits // 8
+
+
+def _vector_layout(item_type, items_per_vector):
+    """``vector_shape`` with the lane and word types as LLVM types."""
+    bits, lanes, word_bits, words, alignment = vector_shape(item_type, items_per_vector)
+    return ir.IntType(bits), lanes, ir.IntType(word_bits), words, alignment
 
 
 def _vector_pointers(context, builder, sig, args, item_type, items_per_vector):
@@ -571,7 +581,7 @@ def vector_loader(item_type, items_per_vector):
                 value = builder.trunc(builder.lshr(value, shift), lane)
             builder.store(value, pointer)
 
-    return _vector_access(item_type, items_per_vector, load)
+    return _recipe(_vector_access(item_type, items_per_vector, load), "vector_loader", item_type, items_per_vector)
 
 
 @functools.lru_cache(maxsize=None)
@@ -590,7 +600,8 @@ def vector_storer(item_type, items_per_vector):
             value = builder.insert_element(value, packed, _index(w))
         builder.store(value, vector_pointer, align=alignment)
 
-    return _vector_access(item_type, items_per_vector, store_vector)
+    return _recipe(_vector_access(item_type, items_per_vector, store_vector), "vector_storer", item_type,
+                   items_per_vector)
 
 
 # -- memory order ---------------------------------------------------------------------

@@ -199,10 +199,7 @@ class _AfterImport(importlib.abc.MetaPathFinder):
 
 
 #: What needs the intrinsics numba-cuda-mlir code is not made for, said as a user chose it.
-_INTRINSICS_NOT_MADE = {
-    "address": "algorithm 'vectorize' (it needs an item's address, which numba-cuda-mlir 0.6 does not give; "
-               "'direct' moves the same items)",
-}
+_INTRINSICS_NOT_MADE = {}
 
 
 #: Calls numba-cuda-mlir 0.6 fails to compile (an internal compiler error), by a

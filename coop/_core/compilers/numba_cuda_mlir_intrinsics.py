@@ -666,11 +666,12 @@ def _contiguous_element_pointer(array, index):
 
 def _addressed(array):
     """Whether ``element`` and ``set_element`` address this numba-cuda-mlir array type's
-    elements from its data pointer: 1-D, contiguous, of scalars of one word or less."""
+    elements from its data pointer: 1-D, contiguous, of integers, float32 or float64 (its
+    memrefs hold float16 as 16-bit integers)."""
     from numba_cuda_mlir.numba_cuda import types as M
 
     return (isinstance(array, M.Array) and array.ndim == 1 and array.layout in "CF"
-            and isinstance(array.dtype, (M.Integer, M.Float)))
+            and (isinstance(array.dtype, M.Integer) or array.dtype in (M.float32, M.float64)))
 
 
 def _element_access(is_read):
@@ -730,6 +731,90 @@ def _element_access(is_read):
             return indexed
 
     return typed_function(typer)
+
+
+def _address():
+    """``address(array)``: the address of a 1-D array's first element, as uint64."""
+    from numba_cuda_mlir.extending import intrinsic
+    from numba_cuda_mlir.numba_cuda import types as M
+
+    def codegen(lower, target, args, kwargs):
+        from numba_cuda_mlir._mlir.dialects import llvm
+        from numba_cuda_mlir._mlir.extras import types as T
+        from numba_cuda_mlir.lowering_utilities import memref_data_pointer
+
+        (array,) = lower.load_vars(args)
+        lower.store_var(target, llvm.ptrtoint(T.i64(), memref_data_pointer(array)))
+
+    @intrinsic
+    def address(typingctx, array):
+        if not isinstance(array, M.Array):
+            return None
+        return M.uint64(array), codegen
+
+    return address
+
+
+def _vector_mover(item_type, items_per_vector, is_load):
+    """``vector_loader`` (``is_load``) or ``vector_storer``: ``(array, vector, items,
+    first)`` moving vector ``vector`` of ``array`` (as numba-cuda's intrinsic: one
+    access of ``words`` integer words, aligned to its size) to or from
+    ``items[first ..]``, lane by lane through the items array's data pointer."""
+    from numba_cuda_mlir.extending import intrinsic
+    from numba_cuda_mlir.numba_cuda import types as M
+
+    from coop._core.compilers.numba_cuda_intrinsics import vector_shape
+
+    bits, lanes, word_bits, words, alignment = vector_shape(item_type, items_per_vector)
+    per_word = lanes // words
+    item = numba_cuda_mlir_type(item_type)
+
+    def codegen(lower, target, args, kwargs):
+        from numba_cuda_mlir._mlir import ir
+        from numba_cuda_mlir._mlir.dialects import arith, llvm
+        from numba_cuda_mlir._mlir.extras import types as T
+        from numba_cuda_mlir.lowering_utilities import GEP_DYNAMIC_INDEX, convert, memref_data_pointer
+
+        array, vector, items, first = lower.load_vars(args)
+        lane_type, word_type = ir.IntegerType.get_signless(bits), ir.IntegerType.get_signless(word_bits)
+        vector_type = ir.VectorType.get([words], word_type)
+        pointer = llvm.PointerType.get()
+
+        def at(base, index, element):
+            return llvm.getelementptr(pointer, base, [index], [GEP_DYNAMIC_INDEX], element, None)
+
+        vector_pointer = at(memref_data_pointer(array), convert(vector, T.i64()), vector_type)
+        item_lanes = memref_data_pointer(items)
+        first_lane = arith.muli(convert(first, T.i64()), arith.constant(T.i64(), lanes // items_per_vector))
+        lane_pointers = [at(item_lanes, arith.addi(first_lane, arith.constant(T.i64(), k)), lane_type)
+                         for k in range(lanes)]
+        if is_load:
+            loaded = llvm.load(vector_type, vector_pointer, alignment=alignment)
+            for k, lane_pointer in enumerate(lane_pointers):
+                value = llvm.extractelement(loaded, arith.constant(T.i32(), k // per_word))
+                if per_word > 1:  # lane k % per_word of a little-endian word
+                    value = arith.trunci(lane_type, arith.shrui(value, arith.constant(word_type, bits * (k % per_word))))
+                llvm.store(value, lane_pointer)
+        else:
+            value = llvm.mlir_undef(vector_type)
+            for w in range(words):
+                packed = None
+                for k in range(per_word):
+                    part = llvm.load(lane_type, lane_pointers[w * per_word + k])
+                    if per_word > 1:
+                        part = arith.shli(arith.extui(word_type, part), arith.constant(word_type, bits * k))
+                    packed = part if packed is None else arith.ori(packed, part)
+                value = llvm.insertelement(value, packed, arith.constant(T.i32(), w))
+            llvm.store(value, vector_pointer, alignment=alignment)
+
+    @intrinsic
+    def move(typingctx, array, vector, items, first):
+        if not (isinstance(array, M.Array) and isinstance(items, M.Array) and array.dtype == item
+                and items.dtype == item and isinstance(vector, M.Integer) and isinstance(first, M.Integer)):
+            return None
+        return M.none(array, vector, items, first), codegen
+
+    return move
 
 
 def _local_array_tuple(count, member_types):
@@ -1029,6 +1114,9 @@ _RECIPES = {
     "loader": _loader,
     "atomic_add": functools.partial(_atomic_adder, False),
     "atomic_add_element": functools.partial(_atomic_adder, True),
+    "address": _address,
+    "vector_loader": functools.partial(_vector_mover, is_load=True),
+    "vector_storer": functools.partial(_vector_mover, is_load=False),
     "element": functools.partial(_element_access, True),
     "set_element": functools.partial(_element_access, False),
     "local_array_tuple": _local_array_tuple,
