@@ -198,10 +198,6 @@ class _AfterImport(importlib.abc.MetaPathFinder):
         return spec
 
 
-#: What needs the intrinsics numba-cuda-mlir code is not made for, said as a user chose it.
-_INTRINSICS_NOT_MADE = {}
-
-
 #: Calls numba-cuda-mlir 0.6 fails to compile (an internal compiler error), by a
 #: compile-time argument's value: (primitive, parameter, value) -> what they are.
 _CALLS_NOT_COMPILED = {
@@ -447,7 +443,7 @@ def _mlir_value(value):
         _originals[made] = value
         return made
     if isinstance(value, _Intrinsic):
-        raise MlirUnsupported(_INTRINSICS_NOT_MADE.get(value._name, f"the intrinsic {value._name}"))
+        raise MlirUnsupported(f"the intrinsic {value._name}")
     if isinstance(value, numba.cuda.types.Type):  # (a dtype for cuda.local.array, say)
         return numba_cuda_mlir_type(value)
     return _rebuilt_if_coop_function(value)

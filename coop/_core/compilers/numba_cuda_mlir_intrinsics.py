@@ -607,6 +607,17 @@ def _tuple_slot(value_type):
     return store, load
 
 
+def _pointer_to(base, index, element):
+    """MLIR: a generic pointer to element ``index`` (an integer) of type ``element``
+    counted from the pointer ``base`` (a memref's ``memref_data_pointer``, say)."""
+    from numba_cuda_mlir._mlir.dialects import llvm
+    from numba_cuda_mlir._mlir.extras import types as T
+    from numba_cuda_mlir.lowering_utilities import GEP_DYNAMIC_INDEX, convert
+
+    return llvm.getelementptr(llvm.PointerType.get(), base, [convert(index, T.i64())], [GEP_DYNAMIC_INDEX],
+                              element, None)
+
+
 def _atomic_adder(per_element):
     """An intrinsic ``(array, index, value)`` adding ``value`` atomically (relaxed) to an
     element and giving what it held: of the array's own type with ``per_element`` (an
@@ -622,9 +633,7 @@ def _atomic_adder(per_element):
     def codegen(lower, target, args, kwargs):
         from numba_cuda_mlir._mlir import ir
         from numba_cuda_mlir._mlir.dialects import llvm
-        from numba_cuda_mlir._mlir.extras import types as T
-        from numba_cuda_mlir.lowering_utilities import (GEP_DYNAMIC_INDEX, _memref_index_offset, convert,
-                                                        memref_data_pointer)
+        from numba_cuda_mlir.lowering_utilities import _memref_index_offset, convert, memref_data_pointer
 
         array, index, value = lower.load_vars(args)
         if per_element:
@@ -632,9 +641,8 @@ def _atomic_adder(per_element):
             offset = _memref_index_offset(array, [index])
         else:
             element = value.type
-            offset = convert(index, T.i64())
-        pointer = llvm.getelementptr(llvm.PointerType.get(), memref_data_pointer(array), [offset],
-                                     [GEP_DYNAMIC_INDEX], element, None)
+            offset = index
+        pointer = _pointer_to(memref_data_pointer(array), offset, element)
         add = llvm.AtomicBinOp.fadd if isinstance(element, ir.FloatType) else llvm.AtomicBinOp.add
         lower.store_var(target, llvm.atomicrmw(add, pointer, convert(value, element), llvm.AtomicOrdering.monotonic))
 
@@ -654,14 +662,10 @@ def _contiguous_element_pointer(array, index):
     """MLIR: a pointer to element ``index`` of a 1-D memref of stride 1 (a C or F layout
     array), and the element's type: the data pointer advanced by ``index`` elements."""
     from numba_cuda_mlir._mlir import ir
-    from numba_cuda_mlir._mlir.dialects import llvm
-    from numba_cuda_mlir._mlir.extras import types as T
-    from numba_cuda_mlir.lowering_utilities import GEP_DYNAMIC_INDEX, convert, memref_data_pointer
+    from numba_cuda_mlir.lowering_utilities import memref_data_pointer
 
     element = ir.MemRefType(array.type).element_type
-    pointer = llvm.getelementptr(llvm.PointerType.get(), memref_data_pointer(array), [convert(index, T.i64())],
-                                 [GEP_DYNAMIC_INDEX], element, None)
-    return pointer, element
+    return _pointer_to(memref_data_pointer(array), index, element), element
 
 
 def _addressed(array):
@@ -703,9 +707,7 @@ def _element_access(is_read):
         return array.dtype(array, index), read_codegen
 
     @intrinsic
-    def write(typingctx, array, index, value):
-        if M.unliteral(value) != array.dtype:
-            return None
+    def write(typingctx, array, index, value):  # (the typer below chose it for this value's type)
         return M.none(array, index, value), write_codegen
 
     if is_read:
@@ -773,20 +775,15 @@ def _vector_mover(item_type, items_per_vector, is_load):
         from numba_cuda_mlir._mlir import ir
         from numba_cuda_mlir._mlir.dialects import arith, llvm
         from numba_cuda_mlir._mlir.extras import types as T
-        from numba_cuda_mlir.lowering_utilities import GEP_DYNAMIC_INDEX, convert, memref_data_pointer
+        from numba_cuda_mlir.lowering_utilities import convert, memref_data_pointer
 
         array, vector, items, first = lower.load_vars(args)
         lane_type, word_type = ir.IntegerType.get_signless(bits), ir.IntegerType.get_signless(word_bits)
         vector_type = ir.VectorType.get([words], word_type)
-        pointer = llvm.PointerType.get()
-
-        def at(base, index, element):
-            return llvm.getelementptr(pointer, base, [index], [GEP_DYNAMIC_INDEX], element, None)
-
-        vector_pointer = at(memref_data_pointer(array), convert(vector, T.i64()), vector_type)
+        vector_pointer = _pointer_to(memref_data_pointer(array), vector, vector_type)
         item_lanes = memref_data_pointer(items)
         first_lane = arith.muli(convert(first, T.i64()), arith.constant(T.i64(), lanes // items_per_vector))
-        lane_pointers = [at(item_lanes, arith.addi(first_lane, arith.constant(T.i64(), k)), lane_type)
+        lane_pointers = [_pointer_to(item_lanes, arith.addi(first_lane, arith.constant(T.i64(), k)), lane_type)
                          for k in range(lanes)]
         if is_load:
             loaded = llvm.load(vector_type, vector_pointer, alignment=alignment)
