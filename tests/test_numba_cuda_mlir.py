@@ -634,26 +634,50 @@ def test_histogram_sort_of_eight_items_a_thread_keeps_no_local_memory():
     assert run.stdout.split()[-4:] == ["local", "0", "calls", "0"], run.stdout
 
 
-def test_tile_loads_and_stores_address_contiguous_arrays_without_a_stride():
+@pytest.mark.parametrize("dtype, size", [("float32", 4), ("float16", 2), ("bool", 1)])
+def test_tile_loads_and_stores_address_contiguous_arrays_without_a_stride(dtype, size):
     """numba-cuda-mlir multiplies each index by the stride its array's descriptor holds,
     even a C-contiguous array's (DEFECTS: "a contiguous array's stride read"); coop's
     loads and stores address such an array's items from its data pointer, as numba-cuda's
     code does: no 64-bit multiply, and a thread's consecutive items at constant offsets
-    from one address."""
-    run = _run("""
+    from one address (also of the types a memref holds in another type: float16 as i16,
+    bool as i8)."""
+    scalar = "np.bool_" if dtype == "bool" else f"np.{dtype}"
+    run = _run(f"""
         @cuda.jit
         def kernel(x, out):
-            items = cuda.local.array(4, np.float32)
+            items = cuda.local.array(4, {scalar})
             coop.block.load(x, items, threads=128, algorithm="direct")
             coop.block.store(out, items, threads=128, algorithm="striped", valid_items=300)
 
-        ptx = compile_ptx(kernel, (types.float32[::1], types.float32[::1]))
+        ptx = compile_ptx(kernel, (types.{dtype}[::1], types.{dtype}[::1]))
         entry = ptx[ptx.index(".entry"):]
-        entry = entry[:entry.index("\\n}")]
-        print("multiplies", entry.count("mul.lo.s64"), "offsets", entry.count("+4]") + entry.count("+8]"))
+        entry = entry[:entry.index("\\n}}")]
+        print("multiplies", entry.count("mul.lo.s64"), "offsets", entry.count("+{size}]") + entry.count("+{2 * size}]"))
         """)
     assert run.returncode == 0, run.stderr[-4000:]
     assert run.stdout.split()[-4:] == ["multiplies", "0", "offsets", "2"], run.stdout
+
+
+def test_float16_is_shuffled_as_its_bits():
+    """A float16 moves through shfl.sync as its 16 bits in an integer register, as
+    numba-cuda's code moves it. Widened to float32 (an ``"f"`` register) and narrowed
+    back, CUDA 13.0's NVVM (13.0.88) dropped the raking scan's shared-memory stores of
+    the shuffled prefixes: each thread's exclusive sum was its own item on an H100; CUDA
+    13.5's kept them."""
+    run = _run("""
+        @cuda.jit
+        def kernel(x, out):
+            i = cuda.grid(1)
+            out[i] = coop.block.exclusive_sum(x[i], threads=64)
+
+        ptx = compile_ptx(kernel, (types.float16[::1], types.float16[::1]))
+        import re
+        registers = re.findall(r"shfl\\.sync\\.\\w+\\.b32 %([a-z]+)", ptx)
+        print("shuffles", len(registers), "of", *sorted(set(registers)))
+        """)
+    assert run.returncode == 0, run.stderr[-4000:]
+    assert run.stdout.split()[-2:] == ["of", "r"] and "shuffles 0" not in run.stdout, run.stdout
 
 
 def test_coop_device_works_beside_mlir_kernels():

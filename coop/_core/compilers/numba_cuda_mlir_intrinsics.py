@@ -265,6 +265,12 @@ def _mover(ty, registers, move_any):
         def move(mask, value, b, clamp):
             moved, source = word(mask, np.int32(1 if value else 0), b, clamp)
             return moved != 0, source
+    elif ty == M.float16:  # (as its bits: CUDA 13.0's NVVM dropped shared stores of one widened to f32)
+        word, half_bits, half_of_bits = registers["r"], _half_bits(True), _half_bits(False)
+
+        def move(mask, value, b, clamp):
+            moved, source = word(mask, np.int32(half_bits(value)), b, clamp)
+            return half_of_bits(np.uint16(moved)), source
     elif isinstance(ty, (M.Integer, M.Float)) and ty.bitwidth <= 64:
         kind = ("r" if ty.bitwidth <= 32 else "l") if isinstance(ty, M.Integer) else ("f" if ty.bitwidth <= 32 else "d")
         word, scalar, widen = registers[kind], _scalar(ty), _REGISTER_TYPES[kind]
@@ -291,6 +297,28 @@ def _mover(ty, registers, move_any):
     else:
         return None
     return move
+
+
+@functools.lru_cache(maxsize=None)
+def _half_bits(to_bits):
+    """``half_bits(value)``, a float16's bits as uint16 (``to_bits``), or
+    ``half_of_bits(bits)``, the float16 of those bits: a bitcast."""
+    from numba_cuda_mlir.extending import intrinsic
+    from numba_cuda_mlir.numba_cuda import types as M
+
+    def codegen(lower, target, args, kwargs):
+        from numba_cuda_mlir._mlir import ir
+        from numba_cuda_mlir._mlir.dialects import arith
+
+        (value,) = lower.load_vars(args)
+        result = ir.IntegerType.get_signless(16) if to_bits else ir.F16Type.get()
+        lower.store_var(target, arith.bitcast(result, value))
+
+    @intrinsic
+    def bitcast(typingctx, value):
+        return (M.uint16 if to_bits else M.float16)(value), codegen
+
+    return bitcast
 
 
 def _up_sum_step():
@@ -670,12 +698,11 @@ def _contiguous_element_pointer(array, index):
 
 def _addressed(array):
     """Whether ``element`` and ``set_element`` address this numba-cuda-mlir array type's
-    elements from its data pointer: 1-D, contiguous, of integers, float32 or float64 (its
-    memrefs hold float16 as 16-bit integers)."""
+    elements from its data pointer: 1-D, contiguous, of integers, floats or booleans."""
     from numba_cuda_mlir.numba_cuda import types as M
 
     return (isinstance(array, M.Array) and array.ndim == 1 and array.layout in "CF"
-            and (isinstance(array.dtype, M.Integer) or array.dtype in (M.float32, M.float64)))
+            and isinstance(array.dtype, (M.Integer, M.Float, M.Boolean)))
 
 
 def _element_access(is_read):
@@ -688,27 +715,36 @@ def _element_access(is_read):
     from numba_cuda_mlir.extending import intrinsic
     from numba_cuda_mlir.numba_cuda import types as M
 
-    def read_codegen(lower, target, args, kwargs):
-        from numba_cuda_mlir._mlir.dialects import llvm
+    def read_codegen(dtype):
+        def codegen(lower, target, args, kwargs):
+            from numba_cuda_mlir._mlir.dialects import llvm
+            from numba_cuda_mlir.lowering_utilities import storage_to_value
 
-        array, index = lower.load_vars(args)
-        pointer, element = _contiguous_element_pointer(array, index)
-        lower.store_var(target, llvm.load(element, pointer))
+            array, index = lower.load_vars(args)
+            pointer, storage = _contiguous_element_pointer(array, index)
+            lower.store_var(target, storage_to_value(dtype, llvm.load(storage, pointer)))
 
-    def write_codegen(lower, target, args, kwargs):
-        from numba_cuda_mlir._mlir.dialects import llvm
+        return codegen
 
-        array, index, value = lower.load_vars(args)
-        pointer, _ = _contiguous_element_pointer(array, index)
-        llvm.store(value, pointer)
+    def write_codegen(dtype):
+        def codegen(lower, target, args, kwargs):
+            from numba_cuda_mlir._mlir.dialects import llvm
+            from numba_cuda_mlir.lowering_utilities import value_to_storage
 
+            array, index, value = lower.load_vars(args)
+            pointer, _ = _contiguous_element_pointer(array, index)
+            llvm.store(value_to_storage(dtype, value), pointer)
+
+        return codegen
+
+    # (a memref holds some types in another storage type: float16 as i16, bool as i8)
     @intrinsic
     def read(typingctx, array, index):
-        return array.dtype(array, index), read_codegen
+        return array.dtype(array, index), read_codegen(array.dtype)
 
     @intrinsic
     def write(typingctx, array, index, value):  # (the typer below chose it for this value's type)
-        return M.none(array, index, value), write_codegen
+        return M.none(array, index, value), write_codegen(array.dtype)
 
     if is_read:
 
