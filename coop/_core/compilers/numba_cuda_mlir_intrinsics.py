@@ -302,17 +302,16 @@ def _mover(ty, registers, move_any):
 @functools.lru_cache(maxsize=None)
 def _half_bits(to_bits):
     """``half_bits(value)``, a float16's bits as uint16 (``to_bits``), or
-    ``half_of_bits(bits)``, the float16 of those bits: a bitcast."""
+    ``half_of_bits(bits)``, the float16 of those bits: numba-cuda-mlir's own conversion
+    between a float16 and its storage (a bitcast, as in ``element``)."""
     from numba_cuda_mlir.extending import intrinsic
     from numba_cuda_mlir.numba_cuda import types as M
 
     def codegen(lower, target, args, kwargs):
-        from numba_cuda_mlir._mlir import ir
-        from numba_cuda_mlir._mlir.dialects import arith
+        from numba_cuda_mlir.lowering_utilities import storage_to_value, value_to_storage
 
         (value,) = lower.load_vars(args)
-        result = ir.IntegerType.get_signless(16) if to_bits else ir.F16Type.get()
-        lower.store_var(target, arith.bitcast(result, value))
+        lower.store_var(target, (value_to_storage if to_bits else storage_to_value)(M.float16, value))
 
     @intrinsic
     def bitcast(typingctx, value):
