@@ -289,6 +289,11 @@ CASES = {
         "items = cuda.local.array(4, x.dtype)\nfor j in range(4):\n    items[j] = x[4 * i + j]\n"
         "coop.warp.top_k(items, 7, threads=64, items_per_thread=4, width=16, largest=False)\nfor j in range(4):\n"
         "    out[4 * i + j] = items[j]", "np.concatenate([warp_top_k(tile, 7) for tile in x.reshape(4, 64)])"),
+    "warp.top_k sorted, width 16, 50 valid": (  # (its arranger allocates shared memory, not inlined by itself)
+        "items = cuda.local.array(4, x.dtype)\nfor j in range(4):\n    items[j] = x[4 * i + j]\n"
+        "coop.warp.top_k(items, 5, threads=64, items_per_thread=4, width=16, sorted=True, valid_items=50)\n"
+        "for j in range(4):\n    out[4 * i + j] = items[j]",
+        "np.concatenate([np.concatenate([best_first(tile[:50]), tile[50:]]) for tile in x.reshape(4, 64)])"),
     "block.run_length_encode, counts": (
         LOAD + "counts = cuda.local.array(4, np.int32)\n"
         "coop.block.run_length_encode(items, items, counts, threads=64, items_per_thread=4)\n"
@@ -392,6 +397,10 @@ def run_starts():
 def largest_first():
     # the tile's positions by key, largest first, equal keys in tile order
     return (255 - np.argsort(x[::-1], kind="stable"))[::-1]
+
+def best_first(keys):
+    # the keys, largest first, equal keys in their order
+    return keys[(len(keys) - 1 - np.argsort(keys[::-1], kind="stable"))[::-1]]
 
 def warp_top_k(tile, k):
     # the k smallest in tile order (the earliest of equal keys), then the others in order
@@ -797,10 +806,6 @@ REFUSED = [
     ("coop.block.reduce(x[0], lambda a, b: a + b, threads=64)",
      "coop.block.reduce in a numba-cuda-mlir kernel: a lambda or device function as an argument (use a coop.ops "
      "or operator function) is not supported there yet"),
-    ("coop.warp.top_k(items, 3, threads=64, items_per_thread=4, sorted=True)",
-     "coop.warp.top_k in a numba-cuda-mlir kernel: sorted=True (numba-cuda-mlir 0.6 loses the static shared arrays "
-     "of the warp exchanges after the merge sort: an internal compiler error; sorted=False serves) is not supported "
-     "there yet"),
     ("coop.warp.exclusive_sum(items)", "coop.warp.exclusive_sum: output is required with an items array"),
 ]
 
@@ -1010,6 +1015,30 @@ DEFECTS = {
         print(".local" in compile_ptx(kernel, (types.int32[::1], types.int32[::1], types.int64)))
         """,
         "the joins after branches in loops may go (coop._core.values.joined)"),
+    "shared array of a called device function lost": (
+        """
+        import contextlib, io
+
+        steps = "".join(f"\\n    v = v * 3 + {k}" for k in range(70))  # (past 64 statements: not inlined)
+        scope = {"cuda": cuda, "np": np}
+        exec("@cuda.jit(device=True)\\ndef staged(v):\\n    buffer = cuda.shared.array(32, np.int32)" + steps
+             + "\\n    buffer[cuda.threadIdx.x % 32] = v\\n    cuda.syncthreads()"
+             + "\\n    return buffer[(cuda.threadIdx.x + 1) % 32]", scope)
+        staged = scope["staged"]
+
+        @cuda.jit
+        def kernel(x):
+            x[cuda.threadIdx.x] = staged(x[cuda.threadIdx.x])  # its shared array is not linked in
+
+        try:
+            with contextlib.redirect_stdout(io.StringIO()):  # (the module it prints)
+                compile_ptx(kernel, (types.int32[::1],))
+            print(False)
+        except Exception as error:
+            print("InternalCompilerError" in type(error).__name__)
+        """,
+        "coop's functions that allocate shared memory may be left to numba-cuda-mlir's inlining "
+        "(numba_cuda_mlir._allocates_shared)"),
     "a contiguous array's stride read": (
         """
         @cuda.jit

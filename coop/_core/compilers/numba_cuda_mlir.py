@@ -16,9 +16,11 @@ each primitive once, so this adapter reuses everything above the compiler:
   from the recipe the intrinsic was made from (its ``_coop_recipe``: factory name,
   arguments; ``numba_cuda_mlir_intrinsics``);
 - a rebuilt function called with values (numbers, arrays, tuples of them) is compiled as
-  a device function, once per signature, which MLIR's inliner inlines; one called with
-  a function (an operator) or a literal is inlined into its caller's Numba IR
-  (numba-cuda-mlir lowers no function-typed parameter; a literal's value may be needed).
+  a device function, once per signature, which MLIR's inliner inlines (one that
+  allocates shared memory is inlined into its caller's Numba IR: ``_allocates_shared``);
+  one called with a function (an operator) or a literal is inlined into its caller's
+  Numba IR (numba-cuda-mlir lowers no function-typed parameter; a literal's value may be
+  needed).
   numba-cuda-mlir types an inlined function again at every call, so inlining everything
   made kernels take minutes to compile.
 
@@ -198,23 +200,6 @@ class _AfterImport(importlib.abc.MetaPathFinder):
         return spec
 
 
-#: Calls numba-cuda-mlir 0.6 fails to compile (an internal compiler error), by a
-#: compile-time argument's value: (primitive, parameter, value) -> what they are.
-_CALLS_NOT_COMPILED = {
-    ("coop.warp.top_k", "sorted", True): "sorted=True (numba-cuda-mlir 0.6 loses the static shared arrays of the "
-                                         "warp exchanges after the merge sort: an internal compiler error; "
-                                         "sorted=False serves)",
-}
-
-
-def _refuse_calls_not_compiled(qualname, signature, args, kwargs):
-    bound = signature.bind_partial(*args, **kwargs).arguments
-    for (name, parameter, value), what in _CALLS_NOT_COMPILED.items():
-        ty = bound.get(parameter)
-        if name == qualname and getattr(ty, "literal_value", None) is value:
-            raise MlirUnsupported(what)
-
-
 def _mlir_generator(qualname, primitive):
     import inspect
 
@@ -225,7 +210,6 @@ def _mlir_generator(qualname, primitive):
 
     def generate(*args, **kwargs):
         try:
-            _refuse_calls_not_compiled(qualname, signature, args, kwargs)
             with _numba_cuda_typing():
                 impl = generator(*map(numba_cuda_type, args), **{k: numba_cuda_type(v) for k, v in kwargs.items()})
             if impl is None:
@@ -336,6 +320,7 @@ _UNLOWERED = frozenset({"lanemask_lt", "threadfence", "threadfence_block", "thre
 _functions = {}  # function -> its numba-cuda-mlir copy
 _originals = {}  # the reverse
 _device_callers = {}  # a copy -> a function calling it compiled as a device function (or None)
+_allocating = set()  # the functions (not copies) that allocate static shared memory (_allocates_shared)
 
 
 def mlir_function(fn):
@@ -362,29 +347,48 @@ def mlir_function(fn):
             cells = tuple(pytypes.CellType(_mlir_value(cell.cell_contents)) for cell in fn.__closure__)
         made = pytypes.FunctionType(fn.__code__, rebuilt_globals, fn.__name__, fn.__defaults__, cells)
         made.__kwdefaults__ = fn.__kwdefaults__
-        _register(made)
+        used = [names[name] for name in fn.__code__.co_names if name in names]
+        used += [cell.cell_contents for cell in fn.__closure__ or ()]
+        if any(map(_allocates_shared, used)):
+            _allocating.add(fn)
+        _register(made, inline=fn in _allocating)
         _functions[fn] = made
         _originals[made] = fn
         return made
 
 
-def _register(fn):
+def _register(fn, inline):
     """Make ``fn`` callable in numba-cuda-mlir kernels. Where its arguments are values
     (numbers, arrays, tuples of them), a call compiles it as a device function, once per
-    signature (MLIR's inliner inlines it); where one is a function (an operator), it
+    signature (MLIR's inliner inlines it), inlined into its caller's Numba IR where
+    ``inline`` (see ``_allocates_shared``); where one is a function (an operator), it
     is inlined into the caller's Numba IR (numba-cuda-mlir lowers no function-typed
     parameter), which numba-cuda-mlir types again at every call: only where needed."""
     import inspect
 
     from numba_cuda_mlir.extending import overload, typing_registry
 
-    _device_callers[fn] = caller(fn, jitable(fn))
+    _device_callers[fn] = caller(fn, jitable(fn, inline))
 
     def choose(*args, **kwargs):
         return _callee(fn, (*args, *kwargs.values()))
 
     overload(fn, typing_registry=typing_registry, inline="always", strict=False, jit_options=DEVICE)(choose)
     fn.__signature__ = inspect.signature(fn)
+
+
+def _allocates_shared(value):
+    """Whether ``value``, read by a coop function, allocates static shared memory: the
+    scratch allocator, or a function calling it (directly or through others). Such a
+    function is inlined into its callers' Numba IR: numba-cuda-mlir 0.6 links a device
+    function into the kernel without its module's static shared arrays (memref
+    globals), an invalid module, when it does not inline it itself (past 64 statements:
+    the sorted warp top-k's arranger)."""
+    recipe = getattr(value, "_coop_recipe", None)
+    if recipe is not None:
+        name, arguments = recipe
+        return name == "word_array" and arguments[1] == "shared"
+    return isinstance(value, pytypes.FunctionType) and value in _allocating
 
 
 def _callee(fn, argument_types, arrays=True):

@@ -59,11 +59,14 @@ def _mlir_ptx(text):
 DEVICE = {"device": True}
 
 
-def jitable(fn):
+def jitable(fn, inline=False):
     """``fn`` compiled as a numba-cuda-mlir device function, once per signature (MLIR's
-    inliner inlines it where it is called)."""
+    inliner inlines it where it is called); ``inline``: inlined into its callers' Numba
+    IR instead (numba-cuda-mlir's default for functions of at most 64 statements)."""
     from numba_cuda_mlir import cuda
 
+    if inline:
+        return cuda.jit(device=True, inline="always")(fn)
     return cuda.jit(device=True)(fn)
 
 
