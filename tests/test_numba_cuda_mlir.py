@@ -320,7 +320,8 @@ DTYPES = INTEGERS + ["float32", "float64"]
 #: numbers not ordered)
 OTHER_TYPES = {
     "float16": ["warp.inclusive_sum", "warp.broadcast", "block.exclusive_sum", "block.load and store vectorize",
-                "block.exchange blocked_to_striped", "block.radix_sort", "block.merge_sort"],
+                "block.exchange blocked_to_striped", "block.radix_sort", "block.merge_sort", "block.sum",
+                "warp.reduce max, width 8, 5 valid"],
     "bool": ["warp.broadcast", "block.load striped, store direct", "block.load and store vectorize",
              "block.exchange blocked_to_striped", "block.radix_sort", "block.reduce argmax of (value, index) pairs"],
     "complex64": ["warp.inclusive_sum", "warp.broadcast", "block.exclusive_sum", "block.load and store vectorize",
@@ -687,6 +688,23 @@ def test_float16_is_shuffled_as_its_bits():
         """)
     assert run.returncode == 0, run.stderr[-4000:]
     assert run.stdout.split()[-2:] == ["of", "r"] and "shuffles 0" not in run.stdout, run.stdout
+
+
+def test_a_float16_warp_reduction_compiles_first_in_a_process():
+    """A reduction's shuffles are passed to its loop as functions: the first float16
+    shuffle typed in a process used to make its bit conversions while numba-cuda-mlir
+    typed the kernel, which then failed ("Cannot determine Numba type" of them, reported
+    as coop.warp.reduce's width not being a constant)."""
+    run = _run("""
+        @cuda.jit
+        def kernel(x, out):
+            out[cuda.grid(1)] = coop.warp.sum(x[cuda.grid(1)])
+
+        ptx = compile_ptx(kernel, (types.float16[::1], types.float16[::1]))
+        print("shuffles", ptx.count("shfl.sync.down"))
+        """)
+    assert run.returncode == 0, run.stderr[-4000:]
+    assert run.stdout.split()[-2] == "shuffles" and int(run.stdout.split()[-1]) >= 5, run.stdout
 
 
 def test_coop_device_works_beside_mlir_kernels():

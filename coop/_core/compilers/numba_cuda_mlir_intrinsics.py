@@ -243,6 +243,9 @@ def _shuffle(mode, c, with_predicate):
         return ptx_function("move(mask, value, b, clamp)", text, ("=" + kind, 0), *inputs, returns="result, True")
 
     registers = {kind: register(kind) for kind in "rfld"}
+    # (made here, not while a kernel is typed: an intrinsic made then is unknown to its
+    # typing context until the next refresh, "Cannot determine Numba type")
+    registers.update({"to bits": _half_bits(True), "from bits": _half_bits(False)})
 
     def typer(mask, value, b, clamp):
         return _mover(value, registers, move_any)
@@ -258,7 +261,8 @@ def _shuffle(mode, c, with_predicate):
 
 def _mover(ty, registers, move_any):
     """The code moving a value of numba-cuda-mlir type ``ty`` with ``registers`` (one
-    function per register kind), ``(moved, predicate)``; ``move_any`` moves members."""
+    function per register kind, and a float16's conversions to and from its bits),
+    ``(moved, predicate)``; ``move_any`` moves members."""
     from numba_cuda_mlir.numba_cuda import types as M
 
     ty = M.unliteral(ty)
@@ -269,7 +273,7 @@ def _mover(ty, registers, move_any):
             moved, source = word(mask, np.int32(1 if value else 0), b, clamp)
             return moved != 0, source
     elif ty == M.float16:  # (as its bits: CUDA 13.0's NVVM dropped shared stores of one widened to f32)
-        word, half_bits, half_of_bits = registers["r"], _half_bits(True), _half_bits(False)
+        word, half_bits, half_of_bits = registers["r"], registers["to bits"], registers["from bits"]
 
         def move(mask, value, b, clamp):
             moved, source = word(mask, np.int32(half_bits(value)), b, clamp)
