@@ -1,7 +1,7 @@
 // In-process A/B for the coop-vs-CUB misses (run on an H100, 2026-12-06: BENCHMARKS.md, "The float64 \"direct\" misses are the index prologue").
 //
 // On the same buffers, in one process, interleaved in rounds: CUB's kernels (the templates of
-// benchmarks/cub_tiles.cu, via cub_kernels.cu), CUB's copy/transform with coop's index prologue
+// benchmarks/cub_tiles.cu), CUB's copy/transform with coop's index prologue
 // (3-D block rank, the slice clamp of d_in[base:]) and coop's own cubins (numba-cuda and
 // numba-cuda-mlir PTX, assembled by ptxas 13.0: cubin/*.cubin) launched through the driver with
 // Numba's / MLIR's array ABI. If coop's cubins match CUB here, the gap of run.py is not the code
@@ -15,44 +15,17 @@
 // manifest.txt lines: LABEL KIND DTYPE THREADS ITEMS OP CUBIN ENTRY
 //   KIND cub | cubidx | nc | mlir; DTYPE float64 | int32 | float32; OP copy | transform | exsum;
 //   CUBIN/ENTRY "-" for cub / cubidx.
-#include "cub_kernels.cu"
+// CUB's kernels, timing (median(), time_it()) and checks: benchmarks/cub_tiles.cu, less its
+// command line
+#define main cub_tiles_main
+#include "../cub_tiles.cu"
+#undef main
 
 #include <fstream>
 #include <map>
 #include <sstream>
 #include <tuple>
 #include <type_traits>
-
-// median() and time_it(), as benchmarks/cub_tiles.cu times (3 warm-ups, median of 20)
-static double median(std::vector<float> ms) {
-  std::sort(ms.begin(), ms.end());
-  size_t n = ms.size();
-  return n % 2 ? ms[n / 2] : 0.5 * (ms[n / 2 - 1] + ms[n / 2]);
-}
-
-// Median seconds per launch: WARMUP launches, then REPS launches back to back with an
-// event recorded between consecutive ones (the GPU, kept busy by the queue, times the
-// kernels, not the host's launch overhead; coop_tiles.py does the same).
-template <typename F> static double time_it(F launch) {
-  for (int r = 0; r < WARMUP; ++r) launch();
-  CHECK(cudaGetLastError());
-  CHECK(cudaDeviceSynchronize());
-  std::vector<cudaEvent_t> events(REPS + 1);
-  for (auto& e : events) CHECK(cudaEventCreate(&e));
-  CHECK(cudaEventRecord(events[0]));
-  for (int r = 0; r < REPS; ++r) {
-    launch();
-    CHECK(cudaEventRecord(events[r + 1]));
-  }
-  CHECK(cudaEventSynchronize(events[REPS]));
-  CHECK(cudaGetLastError());
-  std::vector<float> ms(REPS);
-  for (int r = 0; r < REPS; ++r) CHECK(cudaEventElapsedTime(&ms[r], events[r], events[r + 1]));
-  for (auto& e : events) CHECK(cudaEventDestroy(e));
-  return median(ms) * 1e-3;
-}
-
-
 
 // CUB's direct copy / transform with coop's index work: rank from (tid.z, tid.y, tid.x) and the
 // blockDim, start of d_in[base:] clamped to [0, n] as Python slices are.

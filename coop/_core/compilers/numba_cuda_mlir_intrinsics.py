@@ -243,8 +243,8 @@ def _shuffle(mode, c, with_predicate):
         return ptx_function("move(mask, value, b, clamp)", text, ("=" + kind, 0), *inputs, returns="result, True")
 
     registers = {kind: register(kind) for kind in "rfld"}
-    # (made here, not while a kernel is typed: an intrinsic made then is unknown to its
-    # typing context until the next refresh, "Cannot determine Numba type")
+    # (made with the shuffle, not by the typer: an intrinsic made while numba-cuda-mlir
+    # types a function is unknown to that typing, "Cannot determine Numba type")
     registers.update({"to bits": _half_bits(True), "from bits": _half_bits(False)})
 
     def typer(mask, value, b, clamp):
