@@ -1057,6 +1057,28 @@ DEFECTS = {
         """,
         "coop's functions that allocate shared memory may be left to numba-cuda-mlir's inlining "
         "(numba_cuda_mlir._allocates_shared)"),
+    "float16 loads NVVM cannot compile": (
+        """
+        @cuda.jit
+        def kernel(x, out):
+            partials = cuda.shared.array(32, np.float16, alignment=16)
+            r = cuda.threadIdx.x
+            if r % 32 == 31:
+                partials[r // 32] = x[r]
+            cuda.syncthreads()
+            total = partials[0]
+            for w in range(1, 5):  # (five float16 loads from 16-byte-aligned shared memory)
+                total = np.float16(total + partials[w])
+            out[r] = total
+
+        try:
+            compile_ptx(kernel, (types.float16[::1],) * 2)
+            print(False)
+        except Exception as error:
+            print("unsupported operation" in str(error))
+        """,
+        "float16 block sums of 512 threads or more with warp_reductions / warp_scans may compile "
+        "(README.md, 'Known to fail to compile')"),
     "a contiguous array's stride read": (
         """
         @cuda.jit
