@@ -278,10 +278,10 @@ CASES = {
         "    out[i // 32 * 128 + 32 * j + cuda.laneid] = ranks[j]", "ranks_by(radix_digits(0, 4))"),
     "block.top_k": (  # (the 24 largest, in tile order: ties taken earliest first)
         LOAD + "coop.block.top_k(items, 24, threads=64, items_per_thread=4)\n" + STORE,
-        "x[np.sort(largest_first()[:24])]"),
+        "x[np.sort(largest_first(x)[:24])]"),
     "block.top_k sorted": (
         LOAD + "coop.block.top_k(items, 24, threads=64, items_per_thread=4, sorted=True)\n" + STORE,
-        "x[largest_first()[:24]]"),
+        "x[largest_first(x)[:24]]"),
     "block.top_k smallest, 200 valid": (
         LOAD + "coop.block.top_k(items, 9, threads=64, items_per_thread=4, largest=False, valid_items=200)\n"
         + STORE, "x[np.sort(np.argsort(x[:200], kind='stable')[:9])]"),
@@ -293,7 +293,8 @@ CASES = {
         "items = cuda.local.array(4, x.dtype)\nfor j in range(4):\n    items[j] = x[4 * i + j]\n"
         "coop.warp.top_k(items, 5, threads=64, items_per_thread=4, width=16, sorted=True, valid_items=50)\n"
         "for j in range(4):\n    out[4 * i + j] = items[j]",
-        "np.concatenate([np.concatenate([best_first(tile[:50]), tile[50:]]) for tile in x.reshape(4, 64)])"),
+        "np.concatenate([np.concatenate([tile[:50][largest_first(tile[:50])], tile[50:]])"
+        " for tile in x.reshape(4, 64)])"),
     "block.run_length_encode, counts": (
         LOAD + "counts = cuda.local.array(4, np.int32)\n"
         "coop.block.run_length_encode(items, items, counts, threads=64, items_per_thread=4)\n"
@@ -395,13 +396,9 @@ def radix_digits(begin_bit, num_bits):
 def run_starts():
     return np.flatnonzero(np.concatenate([[True], x[1:] != x[:-1]]))
 
-def largest_first():
-    # the tile's positions by key, largest first, equal keys in tile order
-    return (255 - np.argsort(x[::-1], kind="stable"))[::-1]
-
-def best_first(keys):
-    # the keys, largest first, equal keys in their order
-    return keys[(len(keys) - 1 - np.argsort(keys[::-1], kind="stable"))[::-1]]
+def largest_first(keys):
+    # the keys' positions, largest key first, equal keys in their order
+    return (len(keys) - 1 - np.argsort(keys[::-1], kind="stable"))[::-1]
 
 def warp_top_k(tile, k):
     # the k smallest in tile order (the earliest of equal keys), then the others in order

@@ -349,9 +349,10 @@ def mlir_function(fn):
         made.__kwdefaults__ = fn.__kwdefaults__
         used = [names[name] for name in fn.__code__.co_names if name in names]
         used += [cell.cell_contents for cell in fn.__closure__ or ()]
-        if any(map(_allocates_shared, used)):
+        allocates = any(map(_allocates_shared, used))
+        if allocates:
             _allocating.add(fn)
-        _register(made, inline=fn in _allocating)
+        _register(made, inline=allocates)
         _functions[fn] = made
         _originals[made] = fn
         return made
