@@ -704,6 +704,32 @@ def test_a_float16_warp_reduction_compiles_first_in_a_process():
     assert run.stdout.split()[-2] == "shuffles" and int(run.stdout.split()[-1]) >= 5, run.stdout
 
 
+def test_float16_block_sums_of_many_warps_compile():
+    """The warp partials of a float16 block sum (512 threads) and exclusive sum (1024),
+    read by one thread, used to fail in NVVM ("unsupported operation": the defect case
+    "float16 loads NVVM cannot compile"); coop reads float16 scratch slots as their bits."""
+    run = _run("""
+        @cuda.jit
+        def block_sum(x, out):
+            total = coop.block.sum(x[cuda.threadIdx.x], threads=512)
+            if cuda.threadIdx.x == 0:
+                out[0] = total
+
+        @cuda.jit
+        def block_exclusive_sum(x, out):
+            out[cuda.threadIdx.x] = coop.block.exclusive_sum(x[cuda.threadIdx.x], threads=1024)
+
+        for kernel in (block_sum, block_exclusive_sum):
+            ptx = compile_ptx(kernel, (types.float16[::1], types.float16[::1]))
+            print(kernel.__name__, "local", ptx.count(".local"), "adds", ptx.count("add.f32") + ptx.count("add.f16"))
+        """)
+    assert run.returncode == 0, run.stderr[-4000:]
+    lines = run.stdout.splitlines()[-2:]
+    for name, line in zip(("block_sum", "block_exclusive_sum"), lines):
+        words = line.split()
+        assert words[:3] == [name, "local", "0"] and int(words[-1]) >= 10, run.stdout
+
+
 def test_coop_device_works_beside_mlir_kernels():
     """coop.device (numba-cuda's kernels) in a process whose own kernels numba-cuda-mlir
     compiles: an MLIR kernel, coop.device on its results, the MLIR kernel again (on the
@@ -1074,8 +1100,7 @@ DEFECTS = {
         except Exception as error:
             print("unsupported operation" in str(error))
         """,
-        "float16 block sums of 512 threads or more with warp_reductions / warp_scans may compile "
-        "(README.md, 'Known to fail to compile')"),
+        "coop may read float16 scratch slots as float16 again (numba_cuda_mlir_intrinsics: _half_slot)"),
     "a contiguous array's stride read": (
         """
         @cuda.jit

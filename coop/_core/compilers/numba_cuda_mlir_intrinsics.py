@@ -505,10 +505,33 @@ def _slot_view(ty):
     ty = M.unliteral(ty)
     if isinstance(ty, M.Boolean):
         return np.dtype(np.uint8), np.uint8, _nonzero()
+    if ty == M.float16:
+        return (np.dtype(np.uint16), *_half_slot())
     if isinstance(ty, (M.Integer, M.Float, M.Complex)):
         scalar = _scalar(ty)
         return np.dtype(scalar), scalar, scalar
     raise MlirUnsupported(f"a scratch slot of {ty}")
+
+
+@functools.lru_cache(maxsize=None)
+def _half_slot():
+    """``(to slot, from slot)``: a float16 scratch slot held as its bits (uint16), read
+    through an opaque copy of them. CUDA 13's NVVM fails ("unsupported operation") on a
+    kernel where LLVM merged five or more float16 loads from 16-byte-aligned shared
+    memory into one (a block sum's warp partials read by thread 0, at 512 threads and
+    more): integer loads merge fine, and the copy keeps each conversion to float16 out
+    of the merge (ptxas removes the mov)."""
+    from numba_cuda_mlir import cuda
+
+    half_bits, half_of_bits = _half_bits(True), _half_bits(False)
+
+    def to_slot(value):
+        return half_bits(np.float16(value))
+
+    def from_slot(bits):
+        return half_of_bits(np.uint16(cuda.experimental.inline_ptx("mov.b16 %0, %1;", "=h", 0, "h", bits)))
+
+    return jitable(to_slot), jitable(from_slot)
 
 
 @functools.lru_cache(maxsize=None)
@@ -598,6 +621,7 @@ def _tuple_slot(value_type):
     from coop._core.values import size_and_alignment
 
     scope = {"np": np, "operator": operator}
+    scope["half_to_slot"], scope["half_from_slot"] = _half_slot()
     writes = []
 
     def place(scalar, offset):
@@ -626,6 +650,10 @@ def _tuple_slot(value_type):
             slot = place(np.uint8, offset)
             write(slot, f"np.uint8({path})")
             return f"({read(slot)} != 0)"
+        if ty == T.float16:  # (as its bits: see _half_slot)
+            slot = place(np.uint16, offset)
+            write(slot, f"half_to_slot({path})")
+            return f"half_from_slot({read(slot)})"
         if not isinstance(ty, (T.Integer, T.Float)):
             raise MlirUnsupported(f"a scratch slot of {value_type}")
         scalar = as_dtype(ty).type
