@@ -55,7 +55,7 @@ def kernels(threads, items):
 
     T, N = threads, items
     TILE = T * N
-    jit = cuda.jit if coop.SIMULATOR else cuda.jit(launch_bounds=T)  # (CUB's __launch_bounds__)
+    jit = cuda.jit(launch_bounds=T)  # (CUB's __launch_bounds__)
 
     def make(use_top_k):
         @jit

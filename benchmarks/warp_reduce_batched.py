@@ -66,7 +66,7 @@ def kernels(dtype, op_name, batches, reps):
     B, R, DT = batches, reps, np.dtype(dtype).type
     per_lane = -(-B // 32)
     summed = op_name == "sum"
-    jit = cuda.jit if coop.SIMULATOR else cuda.jit(launch_bounds=WARPS * 32)  # (CUB's __launch_bounds__)
+    jit = cuda.jit(launch_bounds=WARPS * 32)  # (CUB's __launch_bounds__)
 
     @jit
     def batched(x, out):

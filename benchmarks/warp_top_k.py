@@ -39,7 +39,7 @@ def kernels(items):
 
     T, N = THREADS, items
     WARPS, TILE = THREADS // 32, 32 * items
-    jit = cuda.jit if coop.SIMULATOR else cuda.jit(launch_bounds=T)  # (CUB's __launch_bounds__)
+    jit = cuda.jit(launch_bounds=T)  # (CUB's __launch_bounds__)
 
     def make(use_top_k):
         @jit

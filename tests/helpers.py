@@ -6,6 +6,8 @@ import os
 
 import numpy as np
 import pytest
+
+import coop  # noqa: F401 (first: on the simulator, its cuda.jit takes launch_bounds)
 from numba import cuda
 
 ON_GPU = os.environ.get("COOP_TEST_MODE") == "gpu"
@@ -17,8 +19,8 @@ FULL_MATRIX = os.environ.get("COOP_TEST_MATRIX", "full" if ON_GPU else "small") 
 STATIC_SHARED_BYTES = 48 * 1024
 
 # kernels of up to 1024 threads need launch bounds of 1024 on a GPU (64 registers a
-# thread), as CUDA C++ kernels need __launch_bounds__; the simulator's jit takes none
-jit_any_block = cuda.jit(launch_bounds=1024) if ON_GPU else cuda.jit
+# thread), as CUDA C++ kernels need __launch_bounds__ (the simulator ignores them)
+jit_any_block = cuda.jit(launch_bounds=1024)
 
 
 def size_of(shape):

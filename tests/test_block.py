@@ -20,6 +20,7 @@ from helpers import (
     exclusive_reference,
     inclusive_reference,
     integer_valued,
+    jit_any_block,
     ops_for,
     reduce_reference,
     reference_argmax,
@@ -34,10 +35,6 @@ else:  # the simulator runs a Python thread per CUDA thread
     SHAPES = [33, 64, (8, 4, 2)]
     ITEMS = [0, 3]
     DTYPES = [np.bool_, np.int8, np.int32, np.uint64, np.float16, np.float64, np.complex64]
-# Kernels launched with up to 1024 threads must fit in 64 registers a thread (as CUDA C++
-# kernels need __launch_bounds__(1024)); the simulator's jit takes no launch bounds.
-jit_any_block = cuda.jit(launch_bounds=1024) if ON_GPU else cuda.jit
-
 REDUCE_ALGORITHMS = ["warp_reductions", "raking", "raking_commutative_only"]
 SCAN_ALGORITHMS = ["raking", "raking_memoize", "warp_scans"]
 

@@ -145,6 +145,20 @@ def test_block_shape_as_threads():
     assert (out[:128] == np.cumsum(x) - x).all() and out[128] == x.sum()
 
 
+def test_compiled_code_options_run_on_the_simulator():
+    """A kernel written for 1024-thread blocks (launch_bounds, as the README asks) and with
+    the other options that only tune compiled code runs on the simulator as it is."""
+
+    @cuda.jit(launch_bounds=128, max_registers=64, lineinfo=True)
+    def kernel(x, out):
+        out[cuda.threadIdx.x] = coop.block.exclusive_sum(x[cuda.threadIdx.x], threads=128)
+
+    x = np.arange(128, dtype=np.int32) % 5
+    out = np.zeros(128, np.int32)
+    kernel[1, 128](x, out)
+    assert (out == np.cumsum(x) - x).all()
+
+
 def test_constants_through_device_functions_and_locals():
     """What Numba sees as constants, the simulator does too: a literal passed to a
     device function, a local assigned one value, a global, a closure variable."""

@@ -259,7 +259,7 @@ def _merge_kernel(compare, key_dtype, value_dtype):
             cuda.syncthreads()
             write_tile(values, shared_values, values_out[base:], last, full)
 
-    jit = cuda.jit if SIMULATOR or with_values else cuda.jit(launch_bounds=(threads, KEYS_MERGE_BLOCKS_PER_SM))
+    jit = cuda.jit if with_values else cuda.jit(launch_bounds=(threads, KEYS_MERGE_BLOCKS_PER_SM))
     return jit(without_dead_branches(merge_kernel))
 
 

@@ -243,9 +243,8 @@ def _onesweep_kernel(key_dtype, value_dtype, digit_bits, descending):
                 if valid == tile_size or position < valid:
                     values_out[np.uint32(offset_of_digit[digit[i]] + position)] = values[i]
 
-    # at most 80 registers (384 threads): two blocks an SM, as CUB's kernel (the simulator
-    # takes no bounds)
-    jit = cuda.jit if SIMULATOR else cuda.jit(launch_bounds=(threads, SORT_BLOCKS_PER_SM))
+    # at most 80 registers (384 threads): two blocks an SM, as CUB's kernel
+    jit = cuda.jit(launch_bounds=(threads, SORT_BLOCKS_PER_SM))
     return jit(without_dead_branches(onesweep_kernel)), tile_size
 
 

@@ -252,7 +252,7 @@ def _select_kernel(predicate, in_dtype, flag_dtype, count_dtype, partition, thre
             count[0] = end_first
             count[1] = end_second
 
-    jit = cuda.jit if SIMULATOR or not blocks_per_sm else cuda.jit(launch_bounds=(threads, blocks_per_sm))
+    jit = cuda.jit(launch_bounds=(threads, blocks_per_sm)) if blocks_per_sm else cuda.jit
     return jit(without_dead_branches(select_kernel)), tile_size
 
 

@@ -4,7 +4,8 @@
 per-kernel CUDA module (``FakeCUDAModule``) the warp intrinsics of
 ``coop._core.simulator.WarpIntrinsicMethods``; lets ``cuda.local.array`` and
 ``cuda.shared.array`` take ``alignment=`` and make arrays whose integer stores wrap, as do
-device arrays' stores in a kernel; runs each block with coop's runner (``_run_block``: one
+device arrays' stores in a kernel; lets ``cuda.jit`` take (and ignore) the options
+that only tune compiled code (``_jit``); runs each block with coop's runner (``_run_block``: one
 ``coop._core.simulator.BlockState`` that every thread of the block shares, a wait on a
 condition instead of the stock runner's polling, and threads kept from block to block,
 each releasing the collectives waiting for it when it leaves the kernel) and its barrier
@@ -20,9 +21,11 @@ import os
 import sys
 import threading
 
+import numba.cuda
 import numpy as np
 from numba.cuda import types
 from numba.cuda.np import numpy_support
+from numba.cuda.simulator import api as simulator_api
 from numba.cuda.simulator import kernel as simulator_kernel
 from numba.cuda.simulator.cudadrv.devicearray import FakeCUDAArray
 from numba.cuda.simulator.kernel import BlockManager, BlockThread
@@ -110,8 +113,23 @@ def install():
         FakeCUDALocal.array = _local_array
         FakeCUDAShared.array = _shared_array
         FakeCUDAArray.__setitem__ = _device_array_setitem
+        numba.cuda.jit = _jit
         BlockThread.syncthreads = _syncthreads
         BlockManager.run = _run_block
+
+
+#: numba-cuda's ``cuda.jit`` options that only tune the compiled code
+COMPILED_CODE_OPTIONS = ("launch_bounds", "max_registers", "lineinfo", "forceinline", "lto")
+
+
+def _jit(func_or_sig=None, **options):
+    """The simulator's ``cuda.jit``, taking the options of ``COMPILED_CODE_OPTIONS`` and
+    ignoring them, so that a kernel written for the GPU runs on the simulator as it is
+    (the stock one raises ``TypeError`` at ``launch_bounds=1024``, which kernels of
+    1024-thread blocks need)."""
+    for name in COMPILED_CODE_OPTIONS:
+        options.pop(name, None)
+    return simulator_api.jit(func_or_sig, **options)
 
 
 def _syncthreads(self):
