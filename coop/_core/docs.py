@@ -297,7 +297,10 @@ PARAGRAPHS["block_scan_algorithm"] = """
 the first warp reduces consecutive segments of them, scans the segment totals
 with shuffles and writes each thread's prefix back. ``"raking_memoize"``
 (BLOCK_SCAN_RAKING_MEMOIZE): the same, keeping each segment in registers between
-the two passes (given ``threads=`` above 32; otherwise it is ``"raking"``).
+the two passes (given ``threads=`` above 32; otherwise it is ``"raking"``); at
+1024 threads a segment is 32 values, more than a thread's 64 registers hold
+under ``launch_bounds=1024`` (ptxas spills some to local memory): use ``"raking"``
+there.
 ``"warp_scans"`` (BLOCK_SCAN_WARP_SCANS): shuffle scans within warps, then every
 thread folds the totals of the warps before its own. All combine values in rank
 order. With ``"raking"`` and at most 32 threads the scan is one warp's shuffles.

@@ -432,8 +432,8 @@ def striped_steps(count, threads):
 def raking_slot(index, segment):
     """Where grid index ``index`` lives in a raking grid of ``segment``-long segments: one
     padding slot after each even segment longer than 2 (CUB's BlockRakingLayout), so the
-    32 lanes raking segments side by side hit different banks. A grid for ``threads``
-    indices needs ``threads + 32`` slots."""
+    32 lanes raking segments side by side hit different banks; a segment's slots are
+    consecutive. A grid for ``threads`` indices needs ``threads + 32`` slots."""
     if segment > 2 and segment % 2 == 0:
         return index + index // segment
     return index

@@ -162,11 +162,12 @@ def reduce_raking(x, op, convert, down, buffer, load, threads, contributing, war
         cuda.syncthreads()
         if rank < 32:
             first = lane * segment
+            base = raking_slot(first, segment)  # (a segment's slots are consecutive)
             if first < contributing:
-                total = load(buffer, raking_slot(first, segment))
+                total = load(buffer, base)
                 for i in range(1, segment):
                     if first + i < contributing:
-                        total = convert(op(total, load(buffer, raking_slot(first + i, segment))))
+                        total = convert(op(total, load(buffer, base + i)))
                     total = joined(total)
     if threads <= 32 or rank < 32:
         total = warp_partial(total, op, convert, down, lane, (contributing + segment - 1) // segment)

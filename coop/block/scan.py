@@ -121,14 +121,17 @@ def scan_raking(x, op, convert, up, idx, buffer, load, threads, cache, memoized)
     cuda.syncthreads()
     if rank < 32:
         first = lane * segment
+        # (a segment's slots are consecutive: at base + i, offsets from one address, which
+        # the compiler sees apart where the downsweep stores between its loads)
+        base = raking_slot(first, segment)
         partial = x
         if first < threads:
-            partial = load(buffer, raking_slot(first, segment))
+            partial = load(buffer, base)
             if memoized:
                 store(cache, 0, partial)
             for i in range(1, segment):
                 if first + i < threads:
-                    item = load(buffer, raking_slot(first + i, segment))
+                    item = load(buffer, base + i)
                     if memoized:
                         store(cache, i, item)
                     partial = convert(op(partial, item))
@@ -141,7 +144,7 @@ def scan_raking(x, op, convert, up, idx, buffer, load, threads, cache, memoized)
         if first < threads:
             for i in range(segment):
                 if first + i < threads:
-                    slot = raking_slot(first + i, segment)
+                    slot = base + i
                     item = load(cache, i) if memoized else load(buffer, slot)
                     if lane > 0 or i > 0:
                         store(buffer, slot, running)
