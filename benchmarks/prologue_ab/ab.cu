@@ -13,7 +13,8 @@
 //   (out_offset_bytes: the output placed that far past its allocation's start, e.g. 2097152,
 //   to see whether the in/out placement moves the direct float64 copies)
 // manifest.txt lines: LABEL KIND DTYPE THREADS ITEMS OP CUBIN ENTRY
-//   KIND cub | cubidx | nc | mlir; DTYPE float64 | int32 | float32; OP copy | transform | exsum;
+//   KIND cub | cubidx | cubrank | cubclamp | nc | mlir (cubrank, cubclamp: CUB's with the rank or
+//   the clamp of coop's prologue only); DTYPE float64 | int32 | float32; OP copy | transform | exsum;
 //   CUBIN/ENTRY "-" for cub / cubidx.
 // CUB's kernels, timing (median(), time_it()) and checks: benchmarks/cub_tiles.cu, less its
 // command line
@@ -27,16 +28,22 @@
 #include <tuple>
 #include <type_traits>
 
-// CUB's direct copy / transform with coop's index work: rank from (tid.z, tid.y, tid.x) and the
-// blockDim, start of d_in[base:] clamped to [0, n] as Python slices are.
-template <typename T, int THREADS, int ITEMS, int MOVE>
+// CUB's direct copy / transform with coop's index work, or a part of it (PARTS: RANK_3D, the
+// rank from (tid.z, tid.y, tid.x) and the blockDim, else tid.x; SLICE_CLAMP, the start of
+// d_in[base:] clamped to [0, n] as Python slices are, else base).
+enum { RANK_3D = 1, SLICE_CLAMP = 2 };
+template <typename T, int THREADS, int ITEMS, int MOVE, int PARTS = RANK_3D | SLICE_CLAMP>
 __global__ void tile_move_coopidx(const T* in, long long n_in, T* out, long long n_out) {
-  const unsigned rank = (threadIdx.z * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x;
+  const unsigned rank = (PARTS & RANK_3D) ? (threadIdx.z * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x
+                                          : threadIdx.x;
   const long long base = static_cast<long long>(blockIdx.x) * (THREADS * ITEMS);
-  long long s_in = base < 0 ? base + n_in : base;
-  s_in = s_in < 0 ? 0 : (s_in > n_in ? n_in : s_in);
-  long long s_out = base < 0 ? base + n_out : base;
-  s_out = s_out < 0 ? 0 : (s_out > n_out ? n_out : s_out);
+  long long s_in = base, s_out = base;
+  if (PARTS & SLICE_CLAMP) {
+    s_in = base < 0 ? base + n_in : base;
+    s_in = s_in < 0 ? 0 : (s_in > n_in ? n_in : s_in);
+    s_out = base < 0 ? base + n_out : base;
+    s_out = s_out < 0 ? 0 : (s_out > n_out ? n_out : s_out);
+  }
   const T* p = in + s_in + static_cast<unsigned long long>(rank) * ITEMS;
   T items[ITEMS];
 #pragma unroll
@@ -74,7 +81,9 @@ static std::map<Key, const void*> builtins() {
   m[{"cub", DT, TH, IT, "copy"}] = (const void*)tile_move<T, TH, IT, direct, COPY>;                   \
   m[{"cub", DT, TH, IT, "transform"}] = (const void*)tile_move<T, TH, IT, direct, TRANSFORM>;         \
   m[{"cubidx", DT, TH, IT, "copy"}] = (const void*)tile_move_coopidx<T, TH, IT, COPY>;                \
-  m[{"cubidx", DT, TH, IT, "transform"}] = (const void*)tile_move_coopidx<T, TH, IT, TRANSFORM>;
+  m[{"cubidx", DT, TH, IT, "transform"}] = (const void*)tile_move_coopidx<T, TH, IT, TRANSFORM>;      \
+  m[{"cubrank", DT, TH, IT, "copy"}] = (const void*)tile_move_coopidx<T, TH, IT, COPY, RANK_3D>;      \
+  m[{"cubclamp", DT, TH, IT, "copy"}] = (const void*)tile_move_coopidx<T, TH, IT, COPY, SLICE_CLAMP>;
   MOVE(double, "float64", 128, 4)
   MOVE(double, "float64", 128, 16)
   MOVE(double, "float64", 256, 8)
@@ -102,7 +111,7 @@ static double time_case(const Case& c, unsigned long long in, unsigned long long
   std::vector<void*> args;
   if (c.kind == "cub") {
     words = {in, out};
-  } else if (c.kind == "cubidx") {
+  } else if (c.kind.rfind("cub", 0) == 0) {  // cubidx, cubrank, cubclamp
     words = {in, (unsigned long long)nn, out, (unsigned long long)nn};
   } else if (c.kind == "nc") {  // meminfo, parent, nitems, itemsize, data, shape[0], strides[0] (bytes)
     words = {z, z, un, isz, in, un, isz, z, z, un, isz, out, un, isz};
@@ -137,7 +146,7 @@ int main(int argc, char** argv) {
     Case c;
     std::string cubin, entry;
     ss >> c.label >> c.kind >> c.dtype >> c.threads >> c.items >> c.op >> cubin >> entry;
-    if (c.kind == "cub" || c.kind == "cubidx") {
+    if (c.kind.rfind("cub", 0) == 0) {
       auto it = table.find(Key{c.kind, c.dtype, c.threads, c.items, c.op});
       if (it == table.end()) { std::fprintf(stderr, "no built-in kernel for: %s\n", line.c_str()); return 1; }
       c.f = it->second;
