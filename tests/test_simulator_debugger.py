@@ -159,6 +159,21 @@ def test_compiled_code_options_run_on_the_simulator():
     assert (out == np.cumsum(x) - x).all()
 
 
+def test_a_grid_sized_by_the_device_runs_on_the_simulator():
+    """A grid-stride kernel launched on a few blocks a multiprocessor, as on a GPU."""
+
+    @cuda.jit
+    def double(x):
+        for i in range(cuda.grid(1), x.size, cuda.gridsize(1)):
+            x[i] *= 2
+
+    device = cuda.get_current_device()
+    assert device.WARP_SIZE == 32 and device.MAX_THREADS_PER_BLOCK == 1024
+    x = np.arange(1000, dtype=np.int32)
+    double[2 * device.MULTIPROCESSOR_COUNT, 64](x)
+    assert (x == 2 * np.arange(1000)).all()
+
+
 def test_constants_through_device_functions_and_locals():
     """What Numba sees as constants, the simulator does too: a literal passed to a
     device function, a local assigned one value, a global, a closure variable."""

@@ -331,7 +331,7 @@ def _multiprocessors():
     context = current_context()
     count = _MULTIPROCESSORS.get(context)
     if count is None:
-        count = _MULTIPROCESSORS[context] = 1 if SIMULATOR else cuda.get_current_device().MULTIPROCESSOR_COUNT
+        count = _MULTIPROCESSORS[context] = cuda.get_current_device().MULTIPROCESSOR_COUNT
     return count
 
 

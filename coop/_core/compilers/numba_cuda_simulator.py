@@ -5,7 +5,8 @@ per-kernel CUDA module (``FakeCUDAModule``) the warp intrinsics of
 ``coop._core.simulator.WarpIntrinsicMethods``; lets ``cuda.local.array`` and
 ``cuda.shared.array`` take ``alignment=`` and make arrays whose integer stores wrap, as do
 device arrays' stores in a kernel; lets ``cuda.jit`` take (and ignore) the options
-that only tune compiled code (``_jit``); runs each block with coop's runner (``_run_block``: one
+that only tune compiled code (``_jit``) and gives the simulated device the attributes
+kernels are sized by (``DEVICE_ATTRIBUTES``); runs each block with coop's runner (``_run_block``: one
 ``coop._core.simulator.BlockState`` that every thread of the block shares, a wait on a
 condition instead of the stock runner's polling, and threads kept from block to block,
 each releasing the collectives waiting for it when it leaves the kernel) and its barrier
@@ -27,6 +28,7 @@ from numba.cuda import types
 from numba.cuda.np import numpy_support
 from numba.cuda.simulator import api as simulator_api
 from numba.cuda.simulator import kernel as simulator_kernel
+from numba.cuda.simulator.cudadrv.devices import FakeCUDADevice
 from numba.cuda.simulator.cudadrv.devicearray import FakeCUDAArray
 from numba.cuda.simulator.kernel import BlockManager, BlockThread
 from numba.cuda.simulator.kernelapi import Dim3, FakeCUDALocal, FakeCUDAModule, FakeCUDAShared
@@ -114,9 +116,24 @@ def install():
         FakeCUDAShared.array = _shared_array
         FakeCUDAArray.__setitem__ = _device_array_setitem
         numba.cuda.jit = _jit
+        for name, value in DEVICE_ATTRIBUTES.items():
+            setattr(FakeCUDADevice, name, value)
         BlockThread.syncthreads = _syncthreads
         BlockManager.run = _run_block
 
+
+#: Attributes of ``cuda.get_current_device()`` that kernels' launches are sized by (the
+#: stock simulated device has none): one multiprocessor, as the simulator runs one block
+#: at a time, and CUDA's limits
+DEVICE_ATTRIBUTES = {
+    "MULTIPROCESSOR_COUNT": 1,
+    "WARP_SIZE": 32,
+    "MAX_THREADS_PER_BLOCK": 1024,
+    "MAX_BLOCK_DIM_X": 1024,
+    "MAX_BLOCK_DIM_Y": 1024,
+    "MAX_BLOCK_DIM_Z": 64,
+    "MAX_SHARED_MEMORY_PER_BLOCK": 48 * 1024,
+}
 
 #: numba-cuda's ``cuda.jit`` options that only tune the compiled code
 COMPILED_CODE_OPTIONS = ("launch_bounds", "max_registers", "lineinfo", "forceinline", "lto")
