@@ -521,17 +521,14 @@ def _half_slot():
     memory into one (a block sum's warp partials read by thread 0, at 512 threads and
     more): integer loads merge fine, and the copy keeps each conversion to float16 out
     of the merge (ptxas removes the mov)."""
-    from numba_cuda_mlir import cuda
-
-    half_bits, half_of_bits = _half_bits(True), _half_bits(False)
+    half_bits = _half_bits(True)
 
     def to_slot(value):
         return half_bits(np.float16(value))
 
-    def from_slot(bits):
-        return half_of_bits(np.uint16(cuda.experimental.inline_ptx("mov.b16 %0, %1;", "=h", 0, "h", bits)))
-
-    return jitable(to_slot), jitable(from_slot)
+    from_slot = ptx_function("from_slot(bits)", "mov.b16 $0, $1;", ("=h", 0), ("h", "bits"),
+                             returns="half_of_bits(np.uint16(result))", half_of_bits=_half_bits(False))
+    return jitable(to_slot), from_slot
 
 
 @functools.lru_cache(maxsize=None)
