@@ -78,6 +78,8 @@ def test_registers_only(compiled, name):
         assert result["shuffles"] > 0, f"{name}: no shfl.sync in PTX"
     if name.startswith("warp_reduce_batched_tree"):  # (no shuffles duplicated into divergent branches)
         assert result["shuffles"] == 6, f"{name}: {result['shuffles']} shfl.sync in PTX, the tree needs 6"
+    if name.startswith("block_raking_reads"):  # (the downsweep reads no slot the upsweep read)
+        assert result["shared_loads"] == 10, f"{name}: {result['shared_loads']} shared loads, not 8 + 2"
     if "timesliced" in name:  # the warps' turns unrolled, as CUB's
         assert result["loops"] == 0, f"{name}: {result['loops']} loops left in the PTX"
 

@@ -139,8 +139,6 @@ def scan_raking(x, op, convert, up, idx, buffer, load, threads, cache, memoized)
         rakers = (threads + segment - 1) // segment
         inclusive = inclusive_scan_lanes(partial, op, convert, FULL_MASK, 32)
         running = exclusive_from_inclusive(inclusive, partial, op, convert, up, FULL_MASK)
-        if lane == rakers - 1:
-            store(buffer, aggregate_slot, inclusive)
         if first < threads:
             for i in range(segment):
                 if first + i < threads:
@@ -153,6 +151,10 @@ def scan_raking(x, op, convert, up, idx, buffer, load, threads, cache, memoized)
                     # where the block is not whole warps)
                     running = chosen(lane > 0 or i > 0, convert(op(running, item)), item)
                 running = joined(running)
+        # (after the downsweep: a store before it, to a slot the compiler cannot tell
+        # from the segment's, would make it read the segment again)
+        if lane == rakers - 1:
+            store(buffer, aggregate_slot, inclusive)
     cuda.syncthreads()
     return load(buffer, raking_slot(rank, segment)), load(buffer, aggregate_slot)
 

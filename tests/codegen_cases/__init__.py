@@ -66,6 +66,7 @@ def compile_case(name):
         "local_memory": bool(LOCAL_MEMORY.search(ptx)),
         "calls": len(CALL.findall(ptx)),
         "shuffles": ptx.count("shfl.sync"),
+        "shared_loads": ptx.count("ld.shared"),
         "link_errors": LINK_ERROR.findall(ptx),
         "debug_checks": ptx.count("trap;") + ptx.count("vprintf"),
         "loops": backward_branches(ptx),

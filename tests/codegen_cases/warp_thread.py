@@ -166,6 +166,22 @@ for _name, (_np_dtype, _nb_type) in SCALARS.items():
         )
 
 
+def raking_reads_kernel(threads):
+    @cuda.jit
+    def kernel(x, out):
+        i = cuda.grid(1)
+        prefix, total = coop.block.exclusive_sum(x[i], threads=threads, return_aggregate=True)
+        out[i] = prefix + total
+
+    return kernel
+
+
+# (test_codegen counts the shared loads: a raking thread reads its segment of 8 slots once,
+# then its own prefix and the aggregate, 10 in all)
+for _name in ("int32", "float32"):
+    case(f"block_raking_reads-{_name}-threads256", (SCALARS[_name][1][::1],) * 2)(raking_reads_kernel(256))
+
+
 @case("block-sums-and-callback", (types.int64[::1], types.int64[:, ::1]))
 def block_sums_and_callback(x, out):
     i = cuda.grid(1)

@@ -56,6 +56,19 @@ def _as_width(builder, value, bits):
     return value
 
 
+# A warp instruction's call attributes: ``convergent`` (never made dependent on more control
+# flow than the caller's: every lane of its mask must reach it) and ``readnone`` (it reads
+# and writes no memory: its result is its operands' and its lanes'). Side-effecting PTX
+# (CUB's ``asm volatile``) is, to LLVM, a write of any memory: shared slots read before a
+# scan step were read again after it (the raking scans' downsweep).
+WARP_INSTRUCTION = ("convergent", "nounwind", "readnone")
+
+
+def _warp_asm(builder, fnty, text, constraints, args):
+    """A call of inline PTX for a warp instruction (shfl, redux, vote), WARP_INSTRUCTION."""
+    return builder.call(ir.InlineAsm(fnty, text, constraints, side_effect=False), args, attrs=WARP_INSTRUCTION)
+
+
 def _integers(*tys):
     return all(isinstance(types.unliteral(t), types.Integer) for t in tys)
 
@@ -153,7 +166,7 @@ def shuffle(mode, c, with_predicate=False):
         predicates = []
 
         def word(w):
-            result = builder.call(shfl, (mask32, mode_const, w, b32, c_const))
+            result = builder.call(shfl, (mask32, mode_const, w, b32, c_const), attrs=WARP_INSTRUCTION)
             predicates.append(builder.extract_value(result, 1))
             return builder.extract_value(result, 0)
 
@@ -201,12 +214,10 @@ def up_sum_step(typingctx, mask, value, delta, c):
         text = _UP_SUM_ASM[bits].replace("ADD", add)
         i32 = ir.IntType(32)
         fnty = ir.FunctionType(operand.type, (operand.type, i32, i32, i32))
-        # side-effecting, as CUB's asm volatile: not moved out of the control flow
-        # that decides its lanes
-        result = builder.asm(
-            fnty, text, "=%s,%s,r,r,r" % (register, register),
+        result = _warp_asm(
+            builder, fnty, text, "=%s,%s,r,r,r" % (register, register),
             (operand, _word32(builder, delta_arg), _word32(builder, c_arg),
-             _word32(builder, mask_arg, signed=False)), True,
+             _word32(builder, mask_arg, signed=False)),
         )
         return builder.trunc(result, value_arg.type) if result.type != value_arg.type else result
 
@@ -231,10 +242,9 @@ def warp_sum(typingctx, mask, value):
         mask_arg, value_arg = args
         mask32 = _word32(builder, mask_arg, signed=False)
         value32 = _word32(builder, value_arg, value.signed)
-        # libNVVM has no redux intrinsic: PTX, marked side-effecting so that it is
-        # neither removed nor moved across the control flow that decides its lanes
+        # (libNVVM has no redux intrinsic)
         fnty = ir.FunctionType(i32, (i32, i32))
-        total = builder.asm(fnty, _REDUX_ADD_ASM, "=r,r,r", (value32, mask32), True)
+        total = _warp_asm(builder, fnty, _REDUX_ADD_ASM, "=r,r,r", (value32, mask32))
         return builder.trunc(total, value_arg.type) if value_arg.type.width < 32 else total
 
     return value(mask, value), codegen
@@ -262,7 +272,7 @@ def same_bit_lanes(typingctx, mask, label, bit):
         label32 = _word32(builder, args[1], signed=False)
         bit32 = builder.shl(ir.Constant(i32, 1), _word32(builder, args[2], signed=False))
         fnty = ir.FunctionType(i32, (i32, i32, i32))
-        return builder.asm(fnty, _SAME_BIT_LANES_ASM, "=r,r,r,r", (label32, bit32, mask32), True)
+        return _warp_asm(builder, fnty, _SAME_BIT_LANES_ASM, "=r,r,r,r", (label32, bit32, mask32))
 
     return types.uint32(mask, label, bit), codegen
 
@@ -281,7 +291,7 @@ def lanes_below(typingctx):
 
     def codegen(context, builder, sig, args):
         i32 = ir.IntType(32)
-        return builder.asm(ir.FunctionType(i32, ()), _LANES_BELOW_ASM, "=r", (), True)
+        return _warp_asm(builder, ir.FunctionType(i32, ()), _LANES_BELOW_ASM, "=r", ())
 
     return types.uint32(), codegen
 
