@@ -13,8 +13,8 @@
 //   (out_offset_bytes: the output placed that far past its allocation's start, e.g. 2097152,
 //   to see whether the in/out placement moves the direct float64 copies)
 // manifest.txt lines: LABEL KIND DTYPE THREADS ITEMS OP CUBIN ENTRY
-//   KIND cub | cubidx | cubrank | cubclamp | nc | mlir (cubrank, cubclamp: CUB's with the rank or
-//   the clamp of coop's prologue only); DTYPE float64 | int32 | float32; OP copy | transform | exsum;
+//   KIND cub | cubidx | cubrank | cubclamp | cubrank1d | nc | mlir (cubrank, cubclamp: CUB's with the
+//   rank or the clamp of coop's prologue only; cubrank1d: the rank from tid.x where the launch is 1-D); DTYPE float64 | int32 | float32; OP copy | transform | exsum;
 //   CUBIN/ENTRY "-" for cub / cubidx.
 // CUB's kernels, timing (median(), time_it()) and checks: benchmarks/cub_tiles.cu, less its
 // command line
@@ -31,11 +31,16 @@
 // CUB's direct copy / transform with coop's index work, or a part of it (PARTS: RANK_3D, the
 // rank from (tid.z, tid.y, tid.x) and the blockDim, else tid.x; SLICE_CLAMP, the start of
 // d_in[base:] clamped to [0, n] as Python slices are, else base).
-enum { RANK_3D = 1, SLICE_CLAMP = 2 };
+// RANK_1D_FIRST: the 3-D rank, but tid.x alone where the launch is 1-D (blockDim.y and .z 1,
+// a uniform branch), so a 1-D block reads no tid.y / tid.z.
+enum { RANK_3D = 1, SLICE_CLAMP = 2, RANK_1D_FIRST = 4 };
 template <typename T, int THREADS, int ITEMS, int MOVE, int PARTS = RANK_3D | SLICE_CLAMP>
 __global__ void tile_move_coopidx(const T* in, long long n_in, T* out, long long n_out) {
-  const unsigned rank = (PARTS & RANK_3D) ? (threadIdx.z * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x
-                                          : threadIdx.x;
+  unsigned rank = threadIdx.x;
+  if (PARTS & RANK_3D) rank = (threadIdx.z * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x;
+  if (PARTS & RANK_1D_FIRST) {
+    if ((blockDim.y | blockDim.z) != 1) rank = (threadIdx.z * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x;
+  }
   const long long base = static_cast<long long>(blockIdx.x) * (THREADS * ITEMS);
   long long s_in = base, s_out = base;
   if (PARTS & SLICE_CLAMP) {
@@ -83,16 +88,22 @@ static std::map<Key, const void*> builtins() {
   m[{"cubidx", DT, TH, IT, "copy"}] = (const void*)tile_move_coopidx<T, TH, IT, COPY>;                \
   m[{"cubidx", DT, TH, IT, "transform"}] = (const void*)tile_move_coopidx<T, TH, IT, TRANSFORM>;      \
   m[{"cubrank", DT, TH, IT, "copy"}] = (const void*)tile_move_coopidx<T, TH, IT, COPY, RANK_3D>;      \
-  m[{"cubclamp", DT, TH, IT, "copy"}] = (const void*)tile_move_coopidx<T, TH, IT, COPY, SLICE_CLAMP>;
+  m[{"cubclamp", DT, TH, IT, "copy"}] = (const void*)tile_move_coopidx<T, TH, IT, COPY, SLICE_CLAMP>;      \
+  m[{"cubrank1d", DT, TH, IT, "copy"}] = (const void*)tile_move_coopidx<T, TH, IT, COPY, RANK_1D_FIRST>;
   MOVE(double, "float64", 128, 4)
   MOVE(double, "float64", 128, 16)
   MOVE(double, "float64", 256, 8)
   MOVE(int, "int32", 128, 4)
 #undef MOVE
   m[{"cub", "float64", 128, 4, "striped"}] = (const void*)tile_move<double, 128, 4, striped, COPY>;
-  m[{"cub", "int32", 256, 4, "exsum"}] = (const void*)tile_exclusive_sum<int, 256, 4>;
-  m[{"cub", "float32", 256, 4, "exsum"}] = (const void*)tile_exclusive_sum<float, 256, 4>;
-  m[{"cub", "int32", 128, 4, "exsum"}] = (const void*)tile_exclusive_sum<int, 128, 4>;
+#define EXSUM(TH, IT)                                                                                \
+  m[{"cub", "int32", TH, IT, "exsum"}] = (const void*)tile_exclusive_sum<int, TH, IT>;                 \
+  m[{"cub", "float32", TH, IT, "exsum"}] = (const void*)tile_exclusive_sum<float, TH, IT>;
+  EXSUM(128, 4)
+  EXSUM(256, 4)
+  EXSUM(256, 8)
+  EXSUM(512, 8)
+#undef EXSUM
   return m;
 }
 
