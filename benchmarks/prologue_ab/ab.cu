@@ -14,7 +14,8 @@
 //   to see whether the in/out placement moves the direct float64 copies)
 // manifest.txt lines: LABEL KIND DTYPE THREADS ITEMS OP CUBIN ENTRY
 //   KIND cub | cubidx | cubrank | cubclamp | cubrank1d | nc | mlir (cubrank, cubclamp: CUB's with the
-//   rank or the clamp of coop's prologue only; cubrank1d: the rank from tid.x where the launch is 1-D); DTYPE float64 | int32 | float32; OP copy | transform | exsum;
+//   rank or the clamp of coop's prologue only; cubrank1d: the rank from tid.x where the launch
+//   is 1-D); DTYPE float64 | int32 | float32; OP copy | transform | exsum;
 //   CUBIN/ENTRY "-" for cub / cubidx.
 // CUB's kernels, timing (median(), time_it()) and checks: benchmarks/cub_tiles.cu, less its
 // command line
@@ -32,7 +33,8 @@
 // rank from (tid.z, tid.y, tid.x) and the blockDim, else tid.x; SLICE_CLAMP, the start of
 // d_in[base:] clamped to [0, n] as Python slices are, else base).
 // RANK_1D_FIRST: the 3-D rank, but tid.x alone where the launch is 1-D (blockDim.y and .z 1,
-// a uniform branch), so a 1-D block reads no tid.y / tid.z.
+// a uniform branch), so a 1-D block reads no tid.y / tid.z (measured: no faster than RANK_3D,
+// the blockDim reads being what costs).
 enum { RANK_3D = 1, SLICE_CLAMP = 2, RANK_1D_FIRST = 4 };
 template <typename T, int THREADS, int ITEMS, int MOVE, int PARTS = RANK_3D | SLICE_CLAMP>
 __global__ void tile_move_coopidx(const T* in, long long n_in, T* out, long long n_out) {
