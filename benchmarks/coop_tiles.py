@@ -6,11 +6,11 @@ The kernels are those of ``benchmarks/cub_tiles.cu``, written with coop. Two sec
 stores are ``coop.block.load`` / ``coop.block.store`` as CUB's are ``LoadDirect*`` /
 ``StoreDirect*``:
 
-- ``tile_sum``: ``coop.block.load(..., threads=THREADS, algorithm="striped")`` (item k of
-  thread t = tile[k*THREADS + t]), ``coop.block.sum(items, threads=THREADS)``, thread 0
+- ``tile_sum``: ``coop.block.load(..., threads=SHAPE, algorithm="striped")`` (item k of
+  thread t = tile[k*THREADS + t]), ``coop.block.sum(items, threads=SHAPE)``, thread 0
   writes ``out[blockIdx.x]``;
 - ``tile_exclusive_sum``: ``algorithm="direct"`` loads (thread t holds
-  tile[t*ITEMS .. +ITEMS-1]), ``coop.block.exclusive_sum(items, items, threads=THREADS)``,
+  tile[t*ITEMS .. +ITEMS-1]), ``coop.block.exclusive_sum(items, items, threads=SHAPE)``,
   ``"direct"`` stores to ``out``.
 
 *data-movement* (int32, float64; ``DM_CONFIGS``; every algorithm of ``ALGORITHMS``, the
@@ -23,7 +23,9 @@ same for the load and the store, as CUB's BlockLoad / BlockStore):
   triple_plus_one, ...)`` (the same computation as one primitive; CUB has no counterpart,
   it is compared with CUB's transform kernel).
 
-Every call passes ``threads=THREADS, items_per_thread=ITEMS`` (CUB's template arguments);
+Every call passes ``threads=SHAPE, items_per_thread=ITEMS`` (CUB's template arguments:
+``SHAPE = (THREADS,)``, a 1-D block, as CUB's ``BLOCK_DIM_X = THREADS`` with
+``BLOCK_DIM_Y = BLOCK_DIM_Z = 1``);
 the transposes of ``tile_copy`` / ``tile_transform`` share one ``temp_storage=`` between
 the load and the store (``cuda.shared.array(BYTES, np.uint8, alignment=16)``, BYTES from
 ``coop.block.load.temp_storage_bytes`` at import), as CUB's kernels share a TempStorage
@@ -197,6 +199,7 @@ import numpy as np
 import coop
 
 THREADS = {threads}
+SHAPE = (THREADS,)
 ITEMS = {items}
 TILE = THREADS * ITEMS
 DTYPE = np.{dtype}
@@ -206,8 +209,8 @@ SIGNATURE = "void({dtype}[::1], {dtype}[::1])"
 def tile_sum(x, out):
     items = cuda.local.array(ITEMS, DTYPE)
     base = cuda.blockIdx.x * TILE
-    coop.block.load(x[base:], items, threads=THREADS, algorithm="striped")
-    total = coop.block.sum(items, threads=THREADS)
+    coop.block.load(x[base:], items, threads=SHAPE, algorithm="striped")
+    total = coop.block.sum(items, threads=SHAPE)
     if cuda.threadIdx.x == 0:
         out[cuda.blockIdx.x] = total
 
@@ -215,9 +218,9 @@ def tile_sum(x, out):
 def tile_exclusive_sum(x, out):
     items = cuda.local.array(ITEMS, DTYPE)
     base = cuda.blockIdx.x * TILE
-    coop.block.load(x[base:], items, algorithm="direct")
-    coop.block.exclusive_sum(items, items, threads=THREADS)
-    coop.block.store(out[base:], items, algorithm="direct")
+    coop.block.load(x[base:], items, threads=SHAPE, algorithm="direct")
+    coop.block.exclusive_sum(items, items, threads=SHAPE)
+    coop.block.store(out[base:], items, threads=SHAPE, algorithm="direct")
 '''
 
 DM_MODULE_HEADER = '''\
@@ -230,6 +233,7 @@ import numpy as np
 import coop
 
 THREADS = {threads}
+SHAPE = (THREADS,)
 ITEMS = {items}
 TILE = THREADS * ITEMS
 DTYPE = np.{dtype}
@@ -248,22 +252,22 @@ DM_ALGORITHM_TEMPLATE = '''{bytes}
 def tile_copy_{alg}(d_in, d_out):
 {temp}    items = cuda.local.array(ITEMS, DTYPE)
     base = cuda.blockIdx.x * TILE
-    coop.block.load(d_in[base:], items, threads=THREADS, items_per_thread=ITEMS, algorithm="{alg}"{temp_arg})
-    coop.block.store(d_out[base:], items, threads=THREADS, items_per_thread=ITEMS, algorithm="{alg}"{temp_arg})
+    coop.block.load(d_in[base:], items, threads=SHAPE, items_per_thread=ITEMS, algorithm="{alg}"{temp_arg})
+    coop.block.store(d_out[base:], items, threads=SHAPE, items_per_thread=ITEMS, algorithm="{alg}"{temp_arg})
 
 
 def tile_transform_{alg}(d_in, d_out):
 {temp}    items = cuda.local.array(ITEMS, DTYPE)
     base = cuda.blockIdx.x * TILE
-    coop.block.load(d_in[base:], items, threads=THREADS, items_per_thread=ITEMS, algorithm="{alg}"{temp_arg})
+    coop.block.load(d_in[base:], items, threads=SHAPE, items_per_thread=ITEMS, algorithm="{alg}"{temp_arg})
     for k in range(ITEMS):
         items[k] = items[k] * 3 + 1
-    coop.block.store(d_out[base:], items, threads=THREADS, items_per_thread=ITEMS, algorithm="{alg}"{temp_arg})
+    coop.block.store(d_out[base:], items, threads=SHAPE, items_per_thread=ITEMS, algorithm="{alg}"{temp_arg})
 
 
 def tile_block_transform_{alg}(d_in, d_out):
     base = cuda.blockIdx.x * TILE
-    coop.block.transform(d_in[base:], d_out[base:], triple_plus_one, threads=THREADS, items_per_thread=ITEMS,
+    coop.block.transform(d_in[base:], d_out[base:], triple_plus_one, threads=SHAPE, items_per_thread=ITEMS,
                          algorithm="{alg}")
 '''
 

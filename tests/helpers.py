@@ -66,6 +66,11 @@ def launch_mismatch(x, out):
     out[i] = coop.block.all_sum(x[i], threads=128)
 
 @cuda.jit
+def shape_mismatch(x, out):
+    i = cuda.grid(1)
+    out[i] = coop.block.all_sum(x[i], threads=(128,))
+
+@cuda.jit
 def short_output(x, out, n):
     items = cuda.local.array(4, np.int32)
     for k in range(4):
@@ -77,6 +82,9 @@ DEBUG_LAUNCHES = {
     "launch_mismatch": ("launch_mismatch[1, 256](np.ones(1024, np.int32), np.zeros(256, np.int32))",
                         "coop.block.all_sum: threads=128 but the block has 256 threads; threads must be the block's "
                         "thread count"),
+    "shape_mismatch": ("shape_mismatch[1, (64, 2)](np.ones(1024, np.int32), np.zeros(128, np.int32))",
+                       "coop.block.all_sum: threads=(128,) but the block's shape is (64, 2, 1); a tuple threads= "
+                       "must be the block's shape (blockDim x, y, z; sizes left out are 1)"),
     "short_output": ("short_output[1, 32](np.ones(1024, np.int32), np.zeros(1024, np.int32), 3)",
                      "coop.thread.inclusive_sum: output holds 3 items, it needs at least 4"),
 }

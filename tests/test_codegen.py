@@ -80,6 +80,11 @@ def test_registers_only(compiled, name):
         assert result["shuffles"] == 6, f"{name}: {result['shuffles']} shfl.sync in PTX, the tree needs 6"
     if name.startswith("block_raking_reads"):  # (the downsweep reads no slot the upsweep read)
         assert result["shared_loads"] == 10, f"{name}: {result['shared_loads']} shared loads, not 8 + 2"
+    if name.startswith("block_shape-") and not coop_debug_on():  # (the rank from the constant shape, as
+        reads = result["shape_reads"]                               # CUB's BLOCK_DIM_X/Y/Z)
+        one_d = name.endswith("-128")
+        assert reads["%ntid"] == reads["%tid.z"] == 0 and (reads["%tid.y"] == 0) == one_d, (
+            f"{name}: the block's shape read at run time, or threadIdx.y not where it varies: {reads}")
     if "timesliced" in name:  # the warps' turns unrolled, as CUB's
         assert result["loops"] == 0, f"{name}: {result['loops']} loops left in the PTX"
 

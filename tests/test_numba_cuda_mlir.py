@@ -194,6 +194,16 @@ CASES = {
         "exclusive(x.reshape(2, 128).cumsum(axis=1, dtype=x.dtype)).reshape(-1)"),
     "block.radix_sort": (LOAD + "coop.block.radix_sort(items, threads=64, items_per_thread=4)\n" + STORE,
                          "np.sort(x, kind='stable')"),
+    # (threads= the 1-D shape (64,): the rank from constants, no %ntid in the PTX)
+    "block.load transpose, exclusive_sum of items, store warp_transpose, shape (64,)": (
+        "items = cuda.local.array(4, x.dtype)\ncoop.block.load(x, items, threads=(64,), items_per_thread=4, "
+        "algorithm='transpose')\ncoop.block.exclusive_sum(items, output=items, threads=(64,))\n"
+        "coop.block.store(out, items, threads=(64,), items_per_thread=4, algorithm='warp_transpose')",
+        "exclusive(x.cumsum(dtype=x.dtype))"),
+    "block.radix_sort, shape (64,)": (
+        "items = cuda.local.array(4, x.dtype)\ncoop.block.load(x, items, threads=(64,))\n"
+        "coop.block.radix_sort(items, threads=(64,), items_per_thread=4)\ncoop.block.store(out, items, threads=(64,))",
+        "np.sort(x, kind='stable')"),
     "block.radix_sort of (segment, key) tuples, descending": (  # (segments of 37 items, numbered as uint8)
         LOAD + "segments = cuda.local.array(4, np.uint8)\nfor j in range(4):\n"
         "    segments[j] = np.uint8((4 * i + j) // 37)\n"
@@ -424,7 +434,8 @@ for name, dtype in VARIANTS:
         isa = ptx.split(".version", 1)[1].split()[0]
         # (shared memory through 64-bit registers: numba-cuda-mlir's addresses were 64-bit)
         wide = sum(".shared" in op and "[%rd" in op for op in entry.splitlines())
-        line += f" local {ptx.count('.local')} calls {entry.count('call.')} shared64 {wide} isa {isa}"
+        line += f" local {ptx.count('.local')} calls {entry.count('call.')} shared64 {wide} ntid {entry.count('%ntid')}"
+        line += f" isa {isa}"
     if coop.SIMULATOR or gpu_available():
         rng = np.random.default_rng(len(name))
         size = 256 if "items" in body else 64
@@ -476,9 +487,12 @@ def matrix():
 @pytest.mark.parametrize("case, dtype", VARIANTS)
 def test_primitive_compiles_without_local_memory_and_matches_numpy(matrix, case, dtype):
     """The codegen gate on numba-cuda-mlir's PTX (no local memory, no calls, no
-    shared-memory access through a 64-bit register) and, on a GPU, NumPy's result."""
+    shared-memory access through a 64-bit register; no read of the block's shape where
+    ``threads=`` gives it) and, on a GPU, NumPy's result."""
     line = matrix[f"{case} | {dtype}"]
     assert line.startswith("local 0 calls 0 shared64 0 "), line
+    if case.endswith("shape (64,)"):  # (the rank from the constant shape, the block's not read)
+        assert " ntid 0 " in line, line
     if gpu_available():
         assert line.endswith("matches True"), line
 
@@ -546,7 +560,8 @@ def test_debug_mode_traps_in_an_mlir_kernel_with_numba_cudas_message(debug):
     run = _run(DEBUG_KERNELS + f"coop.config.debug = {debug}\n" + textwrap.dedent(r"""
         import re
         arrays = (types.int32[::1],) * 2
-        for kernel, argument_types in ((launch_mismatch, arrays), (short_output, arrays + (types.int64,))):
+        for kernel, argument_types in ((launch_mismatch, arrays), (shape_mismatch, arrays),
+                                       (short_output, arrays + (types.int64,))):
             ptx = compile_ptx(kernel, argument_types)
             formats = [bytes(map(int, text.split(","))).rstrip(b"\0").decode()
                        for text in re.findall(r"printfFormat_\d+\[\d+\] = \{([^}]*)\}", ptx)]
@@ -558,7 +573,7 @@ def test_debug_mode_traps_in_an_mlir_kernel_with_numba_cudas_message(debug):
     for line in lines:
         name, traps, formats = line.split(" ", 2)
         expected = DEBUG_LAUNCHES[name][1].replace("256", "%lld").replace("3 items", "%lld items").replace(
-            "least 4", "least %lld")
+            "least 4", "least %lld").replace("(64, 2, 1)", "(%lld, %lld, %lld)")
         if debug:
             assert int(traps) > 0 and expected in formats, line
         else:

@@ -111,6 +111,20 @@ def test_threads_differing_from_the_launch():
 
 
 @simulator_only
+def test_a_shape_differing_from_the_launch():
+    """A tuple threads= is the block's shape (the rank is computed from it): a launch of
+    the same thread count in another shape is refused too, not ranked wrongly."""
+    @cuda.jit
+    def kernel(x, out):
+        i = cuda.threadIdx.x + cuda.threadIdx.y * 32
+        out[i] = coop.block.exclusive_sum(x[i], threads=(64,))
+
+    message = _launch_error(kernel, 1, (32, 2), np.ones(64, np.int32), np.zeros(64, np.int32))
+    assert ("coop.block.exclusive_sum: threads=(64,) but the block's shape is (32, 2, 1); a tuple threads= must "
+            "be the block's shape (blockDim x, y, z; sizes left out are 1)") in message
+
+
+@simulator_only
 def test_different_primitives_at_the_same_point():
     @cuda.jit
     def kernel(x, out):

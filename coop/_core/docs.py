@@ -195,9 +195,13 @@ registers.
 # ``threads=`` of block primitives: its form (each docstring adds default and use).
 PARAGRAPHS["threads"] = """
 The block's size as a compile-time constant (a literal or a module-level
-constant): its thread count, 1 to 1024, or its shape as a tuple, e.g.
-``threads=(16, 16)`` for a 16 x 16 block (256 threads). It must match the
-launch.
+constant): its thread count, 1 to 1024 (a block of any shape with that many
+threads), or its shape as a tuple of 1 to 3 sizes, x first (sizes left out are
+1), e.g. ``threads=(16, 16)`` for a 16 x 16 block or ``threads=(128,)`` for a
+1-D block of 128 threads. It must match the launch: the thread count, or, for a
+tuple, the shape. A shape is CUB's BLOCK_DIM_X, BLOCK_DIM_Y and BLOCK_DIM_Z:
+the thread's rank in the block is then computed from constants, without reading
+``cuda.blockDim`` (or ``threadIdx.y`` and ``.z`` where those sizes are 1).
 """
 
 # Block primitives (Barriers).
@@ -454,9 +458,10 @@ one value per warp plus one; the raking algorithms a padded grid of
 # ``threads`` of warp exchanges.
 PARAGRAPHS["warp_exchange_threads"] = """
 Required: the block's thread count, 1 to 1024 and a multiple of ``width`` (every
-logical warp complete). The shared buffer holds a slice for each logical warp of
-the block; over 48 KiB (the static shared memory of a kernel) it is rejected at
-compile time: then pass ``temp_storage``.
+logical warp complete), or its shape as a tuple (as the block primitives'
+``threads=``: then the launch's shape). The shared buffer holds a slice for each
+logical warp of the block; over 48 KiB (the static shared memory of a kernel) it
+is rejected at compile time: then pass ``temp_storage``.
 """
 
 # Barriers of warp exchanges.
@@ -471,9 +476,10 @@ between them. Shared memory: ``threads // width`` slices of
 
 # ``threads`` of warp loads and stores.
 PARAGRAPHS["warp_tile_threads"] = """
-The block's thread count, 1 to 1024 and a multiple of ``width``. Required by
-``"transpose"``, whose shared memory holds a slice for every logical warp of the
-block; unused by the other algorithms. Default None.
+The block's thread count, 1 to 1024 and a multiple of ``width``, or its shape as
+a tuple (as the block primitives' ``threads=``: then the launch's shape).
+Required by ``"transpose"``, whose shared memory holds a slice for every logical
+warp of the block; unused by the other algorithms. Default None.
 """
 
 # Barriers of warp loads and stores.

@@ -35,6 +35,19 @@ class ArgumentValueError(CoopError, ValueError):
 
 
 def launch_message(qualname, given, count):
-    """What a primitive given ``threads=given`` says in a block of ``count`` threads, on
-    the simulator and in debug mode (``coop.config.debug``)."""
+    """What a primitive given ``threads=given`` (an int) says in a block of ``count``
+    threads, on the simulator and in debug mode (``coop.config.debug``)."""
     return f"{qualname}: threads={given} but the block has {count} threads; threads must be the block's thread count"
+
+
+def padded_shape(shape):
+    """A ``threads=`` tuple (1 to 3 sizes) as the block shape ``(x, y, z)`` it means."""
+    return tuple(shape) + (1,) * (3 - len(shape))
+
+
+def launch_shape_message(qualname, given, shape):
+    """What a primitive given ``threads=given`` (a shape tuple) says in a block of shape
+    ``shape`` (``(x, y, z)``, or the text of a printf format giving it), on the
+    simulator and in debug mode."""
+    return (f"{qualname}: threads={given} but the block's shape is {shape}; a tuple threads= must be "
+            f"the block's shape (blockDim x, y, z; sizes left out are 1)")

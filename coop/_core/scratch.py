@@ -371,34 +371,39 @@ else:
         store(buffer, index >> 1, value)
 
 
-if SIMULATOR:
+@functools.lru_cache(maxsize=None)
+def block_rank_of(shape, fresh=False):
+    """A device function ``()`` giving the calling thread's linear rank in its block (x
+    fastest, as CUB): read from the block's run-time shape where ``shape`` is None, or
+    computed from the constant shape ``(x, y, z)`` of a ``threads=`` tuple
+    (``Signature.block_shape``), as CUB's BLOCK_DIM_X/Y/Z: without reading the block's
+    shape, and without ``threadIdx.y`` / ``.z`` where that size is 1 (the launch is
+    checked against the shape: on the simulator, and in debug mode). ``fresh``: read
+    so that what a call computes from it is not shared with another call's: LLVM would
+    otherwise compute, say, a tile load's and a later store's slot addresses once and
+    keep them in registers across the kernel between them (through a sort, there)."""
+    if SIMULATOR:
+        if shape is None:
+
+            def block_rank():
+                return (
+                    cuda.threadIdx.x
+                    + cuda.threadIdx.y * cuda.blockDim.x
+                    + cuda.threadIdx.z * cuda.blockDim.x * cuda.blockDim.y
+                )
+        else:
+            x, y, _ = shape
+
+            def block_rank():
+                return cuda.threadIdx.x + cuda.threadIdx.y * x + cuda.threadIdx.z * x * y
+
+        return block_rank
+    read = compiled.block_rank_reader(fresh, shape)
 
     def block_rank():
-        """Linear rank of the calling thread in its block (x fastest, as CUB)."""
-        return (
-            cuda.threadIdx.x
-            + cuda.threadIdx.y * cuda.blockDim.x
-            + cuda.threadIdx.z * cuda.blockDim.x * cuda.blockDim.y
-        )
+        return read()
 
-    fresh_block_rank = block_rank
-
-else:
-    _block_rank = compiled.block_rank_reader(fresh=False)
-    _fresh_block_rank = compiled.block_rank_reader(fresh=True)
-
-    @device_function
-    def block_rank():
-        """Linear rank of the calling thread in its block (x fastest, as CUB)."""
-        return _block_rank()
-
-    @device_function
-    def fresh_block_rank():
-        """``block_rank()``, read so that what a call computes from it is not shared with
-        another call's: LLVM would otherwise compute, say, a tile load's and a later
-        store's slot addresses once and keep them in registers across the kernel
-        between them (through a sort, there)."""
-        return _fresh_block_rank()
+    return device_function(block_rank)
 
 
 @device_function

@@ -45,7 +45,7 @@ from coop._core.backend import SIMULATOR, device_function
 from coop._core.compilers import numba_cuda
 from coop._core.constants import SOURCE_LOCK, with_parameters
 from coop._core.docs import expand
-from coop._core.errors import CoopError, launch_message
+from coop._core.errors import CoopError, launch_message, launch_shape_message, padded_shape
 from coop._core.values import check_dtype, convertible, simulated_type_of, value_type_of, zero
 
 
@@ -402,8 +402,13 @@ def _with_debug_checks(qualname, generator, signature, parameters):
         from coop._core.compilers.numba_cuda_intrinsics import launch_check
 
         sig = Signature(qualname)
-        message = launch_message(qualname, sig.constant_shape(threads), "%lld")
-        check = launch_check(message, sig.block_threads(threads))
+        shape = sig.block_shape(threads)
+        if shape is None:
+            check = launch_check(launch_message(qualname, sig.constant_shape(threads), "%lld"),
+                                 sig.block_threads(threads))
+        else:
+            given = sig.constant_shape(threads)
+            check = launch_check(launch_shape_message(qualname, given, "(%lld, %lld, %lld)"), shape)
         return _prefixed(impl, signature, check)
 
     return specialise
@@ -558,6 +563,16 @@ class Signature:
         if not 1 <= count <= 1024:
             raise self.error(param, f"must be from 1 to 1024 (a CUDA block's limit), got {count}")
         return count
+
+    def block_shape(self, ty, param="threads"):
+        """The block's shape ``(x, y, z)`` where ``threads=`` is a tuple (sizes left out
+        are 1), else None (an int gives the thread count, not the shape): what
+        ``coop._core.scratch.block_rank_of`` computes a thread's rank from."""
+        if is_none(ty):
+            return None
+        self.block_threads(ty, param)
+        shape = self.constant_shape(ty, param)
+        return padded_shape(shape) if isinstance(shape, tuple) else None
 
     def choice(self, ty, param, choices):
         """A constant string naming one of ``choices`` (an algorithm)."""

@@ -223,14 +223,15 @@ class TileAlgorithm(Algorithm):
       algorithm needs (``threads``: the block's thread count).
     - ``exchange``: for transposing algorithms, an object with
 
-      ``after_load(sig, item_type, threads, items_per_thread, temp_storage_type)`` and
-      ``before_store(...)`` (same arguments): each returns a device function
+      ``after_load(sig, item_type, threads, items_per_thread, temp_storage_type, shape)``
+      and ``before_store(...)`` (same arguments): each returns a device function
       ``(items, rank, group, temp_storage) -> None`` that rearranges the items array in
       place, from the ``access`` arrangement to ``arrangement`` after a load, and back
       before a store (CUB's BlockStore also rearranges the caller's items in place); it
       owns any barriers, and allocates ``layout(...)`` (``coop._core.scratch.storage``).
       ``threads`` is the group's constant thread count (the warp width for warp
-      algorithms) and ``items_per_thread`` the constant items count.
+      algorithms), ``items_per_thread`` the constant items count and ``shape`` the
+      block's constant shape (``Signature.block_shape``) or None.
 
       ``layout(value_type, threads, items_per_thread)``: its scratch layout (the
       record's ``scratch``), which also sizes a ``temp_storage=`` array.
@@ -260,12 +261,12 @@ class TileAlgorithm(Algorithm):
         if validate is not None:
             validate(sig, items_per_thread)
 
-    def rearrangement(self, sig, item_type, threads, items_per_thread, temp_storage, is_load):
+    def rearrangement(self, sig, item_type, threads, items_per_thread, temp_storage, is_load, shape):
         if self.exchange is None:
             sig.temp_storage(temp_storage)  # accepted, unused: no scratch
             return _no_exchange
         build = self.exchange.after_load if is_load else self.exchange.before_store
-        return build(sig, item_type, threads, items_per_thread, temp_storage)
+        return build(sig, item_type, threads, items_per_thread, temp_storage, shape)
 
 
 # -- specialisation --------------------------------------------------------------------------
@@ -336,12 +337,13 @@ def _access_function(algorithm, item_type, array_type, guarded, is_load):
 
 
 def specialise_tile(sig, array, items, items_per_thread, algorithm, valid_items, oob_default, temp_storage,
-                    table, threads, block_threads, is_load):
+                    table, threads, block_threads, is_load, shape=None):
     """The device function ``move(array, items, rank, group, valid_items, oob_default,
     temp_storage)`` of a load (``is_load``) or store, after checking the arguments;
     ``rank`` and ``group`` (uint64) are the thread's rank and the group's thread count,
     which the block and warp primitives compute. ``threads``: the group's constant
-    thread count, or None; ``block_threads``: the block's (``threads=``), or None. Also
+    thread count, or None; ``block_threads``: the block's (``threads=``), or None;
+    ``shape``: the block's constant shape (``Signature.block_shape``), or None. Also
     returns the algorithm."""
     array_param = "src" if is_load else "dst"
     item_type = memory_array(sig, array, array_param)
@@ -364,7 +366,7 @@ def specialise_tile(sig, array, items, items_per_thread, algorithm, valid_items,
     convert_default = converter(item_type)
     access = _access_function(chosen, item_type, array, guarded, is_load)
     positions = chosen.access
-    rearrange = chosen.rearrangement(sig, item_type, threads, constant_count, temp_storage, is_load)
+    rearrange = chosen.rearrangement(sig, item_type, threads, constant_count, temp_storage, is_load, shape)
     # The variant is chosen by these constants (Numba prunes the branches not taken
     # before typing), rather than by more device functions: each costs a compile.
     counted = constant_count is not None

@@ -20,7 +20,7 @@ from coop._core.arithmetic import difference
 from coop._core.backend import device_function
 from coop._core.constants import without_dead_branches
 from coop._core.items import TileItems
-from coop._core.scratch import block_rank, storage, thread_count
+from coop._core.scratch import block_rank_of, storage, thread_count
 from coop._core.specialize import Signature, apply_binary, is_none, primitive
 from coop._core.values import convertible, converter, is_numeric_scalar
 from coop.block.discontinuity import neighbour
@@ -42,10 +42,12 @@ def _temp_storage_bytes(left):
 
 
 @functools.lru_cache(maxsize=None)
-def _differencer(value_type, output_type, tile, out, apply, block, left, with_neighbour, partial):
-    """``differences(items, output, op, neighbour, valid_items, buffer)``."""
+def _differencer(value_type, output_type, tile, out, apply, block, left, with_neighbour, partial, shape):
+    """``differences(items, output, op, neighbour, valid_items, buffer)`` (``shape``: the
+    block's constant shape, ``Signature.block_shape``, or None)."""
     layout, exchange = edge_exchanger(value_type, block, left, not left)
     count_threads = thread_count(block)
+    block_rank = block_rank_of(shape)
     read, write, length = tile.read, out.write, tile.length
     as_item, as_output = converter(value_type), converter(output_type)
 
@@ -112,7 +114,7 @@ def _specialise(sig, items, output, op, tile_neighbour, threads, valid_items, te
     partial = sig.run_time_int(valid_items, "valid_items") is not None
     block = sig.block_threads(threads)
     layout, differences = _differencer(tile.value_type, out.value_type, tile, out, apply, block, left,
-                                       with_neighbour, partial)
+                                       with_neighbour, partial, sig.block_shape(threads))
     scratch, _ = storage(sig, temp_storage, layout, owner=(sig.primitive,))
     check_items = tile.checker(sig.primitive, "items")
     check_output = out.size_checker(sig.primitive, "output")

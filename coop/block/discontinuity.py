@@ -27,7 +27,7 @@ from coop._core.backend import device_function
 from coop._core.constants import without_dead_branches
 from coop._core.items import TileItems
 from coop._core.misuse import size_check
-from coop._core.scratch import block_rank, storage, thread_count
+from coop._core.scratch import block_rank_of, storage, thread_count
 from coop._core.specialize import Signature, is_none, primitive
 from coop._core.values import converter, is_numeric_scalar
 from coop.block.shuffle import edge_exchanger, edge_layout
@@ -70,11 +70,14 @@ def neighbour(sig, item, param, value_type):
 
 
 @functools.lru_cache(maxsize=None)
-def _flagger(value_type, read, length, apply, block, heads, tails, with_predecessor, with_successor, partial):
+def _flagger(value_type, read, length, apply, block, heads, tails, with_predecessor, with_successor, partial,
+             shape):
     """``flag(items, head_flags, tail_flags, flag_op, tile_predecessor, tile_successor,
-    valid_items, buffer)``: the head and/or tail flags of the thread's items."""
+    valid_items, buffer)``: the head and/or tail flags of the thread's items (``shape``:
+    the block's constant shape, ``Signature.block_shape``, or None)."""
     layout, exchange = edge_exchanger(value_type, block, heads, tails)
     count_threads = thread_count(block)
+    block_rank = block_rank_of(shape)
     as_item = converter(value_type)
 
     def flag(items, head_flags, tail_flags, flag_op, tile_predecessor, tile_successor, valid_items, buffer):
@@ -134,7 +137,7 @@ def _specialise(sig, items, head_flags, tail_flags, flag_op, tile_predecessor, t
     partial = sig.run_time_int(valid_items, "valid_items") is not None
     block = sig.block_threads(threads)
     layout, flag = _flagger(tile.value_type, tile.read, tile.length, apply, block, heads, tails, with_predecessor,
-                            with_successor, partial)
+                            with_successor, partial, sig.block_shape(threads))
     scratch, _ = storage(sig, temp_storage, layout, owner=(sig.primitive,))
     check_items = tile.checker(sig.primitive, "items")
     check_heads = size_check(sig.primitive, "head_flags" if tails else "flags")

@@ -74,7 +74,7 @@ from coop._core.exchange import (
     warp_by_warp,
     warp_mask,
 )
-from coop._core.scratch import Region, block_rank, loader, storage
+from coop._core.scratch import Region, block_rank_of, loader, storage
 from coop._core.specialize import PRIMITIVE_DEFAULT, Signature, device_function, primitive
 from coop._core.namespace import public_namespace
 
@@ -104,12 +104,12 @@ def exchange_layout(dtype, threads, items_per_thread, time_slicing=False, name="
     return Region(name, dtype, padded_slots(slice_threads * items_per_thread, items_per_thread))
 
 
-def exchanger(sig, form, dtype, threads, items_per_thread, temp_storage, time_slicing=False):
+def exchanger(sig, form, dtype, threads, items_per_thread, temp_storage, time_slicing=False, shape=None):
     """The exchange ``form`` (a key of ``FORMS``) specialised for a primitive: a device
     function ``exchange(items, output, ranks, is_valid, temp_storage)`` (``ranks`` and
     ``is_valid`` are ``None`` where the form takes none) for ``items_per_thread`` items
     of ``dtype`` per thread in blocks of ``threads`` (python ints, checked by the
-    caller), using ``temp_storage`` (its type; None for a buffer of its own, laid out
+    caller; of the constant ``shape`` where known, ``Signature.block_shape``), using ``temp_storage`` (its type; None for a buffer of its own, laid out
     by ``exchange_layout``). The exchange synchronises as the module docstring says: it
     needs no barrier before or after it."""
     write_offset, keep, read_offset, within_warps = FORMS[form]
@@ -118,6 +118,7 @@ def exchanger(sig, form, dtype, threads, items_per_thread, temp_storage, time_sl
                         f"makes a tile of {threads} x {items_per_thread} {dtype} items",
                         "pass warp_time_slicing=True (a buffer for one warp's items) or a temp_storage= array")
     scratch, users_buffer = storage(sig, temp_storage, layout, owner=(sig.primitive, form, time_slicing))
+    block_rank = block_rank_of(shape)
     load = loader(dtype)
     slot = slot_of(items_per_thread)
     n = items_per_thread
@@ -185,7 +186,7 @@ def _specialise(name, form, items, output, ranks, is_valid, threads, items_per_t
     block = required_threads(sig, threads)
     n = required_items_per_thread(sig, items_per_thread)
     time_slicing = sig.constant_bool(warp_time_slicing, "warp_time_slicing")
-    exchange = exchanger(sig, form, dtype, block, n, temp_storage, time_slicing)
+    exchange = exchanger(sig, form, dtype, block, n, temp_storage, time_slicing, sig.block_shape(threads))
     check = exact_lengths(sig, n, ranks is not None, is_valid is not None)
 
     def checked_exchange(items, output, ranks, is_valid, temp_storage):

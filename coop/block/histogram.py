@@ -32,7 +32,7 @@ from coop._core.backend import cuda, device_function
 from coop._core.constants import without_dead_branches
 from coop._core.exchange import DYNAMIC_TEMP_STORAGE, check_static_shared, required_items_per_thread, required_threads
 from coop._core.misuse import size_check
-from coop._core.scratch import (Region, Struct, Union, atomic_add_element, block_rank, loader, storage, store, storer,
+from coop._core.scratch import (Region, Struct, Union, atomic_add_element, block_rank_of, loader, storage, store, storer,
                                 striped_steps, thread_count)
 from coop._core.specialize import PRIMITIVE_DEFAULT, Signature, is_none, primitive
 from coop.block.radix import sort_layout, tile_sorter
@@ -106,10 +106,12 @@ def _always(item):
     return True
 
 
-def _initialiser(block, bins, zero):
-    """``initialise(histogram)``: the counters set to 0, striped over the block, between
-    barriers (earlier readers of the counters are done; every counter is 0 after)."""
+def _initialiser(block, bins, zero, shape):
+    """``initialise(histogram)``: the counters set to 0, striped over the block (of the
+    constant ``shape``, ``Signature.block_shape``, or None), between barriers (earlier
+    readers of the counters are done; every counter is 0 after)."""
     count_threads = thread_count(block)
+    block_rank = block_rank_of(shape)
     striped = block is not None
     steps, exact = striped_steps(bins, block or 1)
 
@@ -129,11 +131,12 @@ def _initialiser(block, bins, zero):
     return device_function(initialise)
 
 
-def _atomic_counter(item_type, block, bins, counter, partial, accumulate):
+def _atomic_counter(item_type, block, bins, counter, partial, accumulate, shape):
     """CUB's BlockHistogramAtomic: one atomic add per counted item."""
     in_range = _in_range(item_type, bins)
     one, zero = counter(1), counter(0)
-    initialise = _initialiser(block, bins, zero)
+    initialise = _initialiser(block, bins, zero, shape)
+    block_rank = block_rank_of(shape)
 
     def count(items, histogram, valid_items, n, buffer):
         if not accumulate:
@@ -147,13 +150,15 @@ def _atomic_counter(item_type, block, bins, counter, partial, accumulate):
     return device_function(without_dead_branches(count))
 
 
-def _sort_counter(sig, item_type, block, n, bins, counter, partial, accumulate, layout):
+def _sort_counter(sig, item_type, block, n, bins, counter, partial, accumulate, layout, shape):
     """CUB's BlockHistogramSort: sort the tile's bin indices; each run of equal indices
     records its begin and end (a run starts where a key differs from its predecessor);
     each counter gets its bin's run length."""
     key_type, bits, sentinel = _sort_key_type(item_type, bins, partial)
     in_range = _in_range(item_type, bins)
-    sort = tile_sorter(sig, [key_type], [], block, n, 4, False, False, sort_layout([key_type], [], block, n, 4))
+    sort = tile_sorter(sig, [key_type], [], block, n, 4, False, False, sort_layout([key_type], [], block, n, 4),
+                       shape)
+    block_rank = block_rank_of(shape)
     key_np = np.dtype(str(key_type))
     tile = block * n
     begin_slot, end_slot, last_slot = (layout.slot(f"runs.{name}") for name in ("run_begin", "run_end", "last_keys"))
@@ -311,7 +316,7 @@ def histogram(items, histogram, bins, threads=None, items_per_thread=None, algor
     check_bins = size_check(sig.primitive, "histogram")
 
     count, scratch, check_items = chosen.function(sig, item_type, block, items_per_thread, count_bins, counter,
-                                                  partial, is_accumulating, temp_storage)
+                                                  partial, is_accumulating, temp_storage, sig.block_shape(threads))
 
     def impl(items, histogram, valid_items, temp_storage):
         n = check_items(items)
@@ -321,15 +326,17 @@ def histogram(items, histogram, bins, threads=None, items_per_thread=None, algor
     return impl
 
 
-def _atomic_histogram(sig, item_type, block, items_per_thread, bins, counter, partial, accumulating, temp_storage):
+def _atomic_histogram(sig, item_type, block, items_per_thread, bins, counter, partial, accumulating, temp_storage,
+                      shape):
     """``(count, scratch, check_items)`` of the atomic algorithm: shared or global atomics
     on the caller's counters, no scratch."""
     if sig.temp_storage(temp_storage) is not None:
         raise sig.error("temp_storage", "is not used by algorithm 'atomic' (it has no scratch)")
-    return _atomic_counter(item_type, block, bins, counter, partial, accumulating), _no_scratch, _length
+    return _atomic_counter(item_type, block, bins, counter, partial, accumulating, shape), _no_scratch, _length
 
 
-def _sort_histogram(sig, item_type, block, items_per_thread, bins, counter, partial, accumulating, temp_storage):
+def _sort_histogram(sig, item_type, block, items_per_thread, bins, counter, partial, accumulating, temp_storage,
+                    shape):
     """``(count, scratch, check_items)`` of the sort algorithm: the tile sorted by bin,
     each run counted by its first thread."""
     n = required_items_per_thread(sig, items_per_thread)
@@ -338,7 +345,7 @@ def _sort_histogram(sig, item_type, block, items_per_thread, bins, counter, part
     check_static_shared(sig, temp_storage, layout, "bins", f"with a tile of {block} x {n} items needs to sort",
                         DYNAMIC_TEMP_STORAGE + ", or use algorithm 'atomic'")
     scratch, _ = storage(sig, temp_storage, layout, owner=(sig.primitive, "sort"))
-    count = _sort_counter(sig, item_type, block, n, bins, counter, partial, accumulating, layout)
+    count = _sort_counter(sig, item_type, block, n, bins, counter, partial, accumulating, layout, shape)
     return count, scratch, _exact_length(sig.primitive, n)
 
 

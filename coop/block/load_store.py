@@ -60,7 +60,7 @@ from numba.cuda import types
 
 from coop._core.algorithm import choose
 from coop._core.backend import cuda
-from coop._core.scratch import Struct, Union, allocator, block_rank, fresh_block_rank, thread_count
+from coop._core.scratch import Struct, Union, allocator, block_rank_of, thread_count
 from coop._core.specialize import PRIMITIVE_DEFAULT, Signature, device_function, is_none, primitive
 from coop._core.tile import (
     TileAlgorithm,
@@ -94,19 +94,20 @@ class BlockTranspose:
     def layout(self, value_type, threads, items_per_thread):
         return exchange_layout(value_type, threads, items_per_thread, self.time_slicing)
 
-    def _rearrangement(self, form, sig, item_type, threads, items_per_thread, temp_storage):
-        exchange = exchanger(sig, form, item_type, threads, items_per_thread, temp_storage, self.time_slicing)
+    def _rearrangement(self, form, sig, item_type, threads, items_per_thread, temp_storage, shape):
+        exchange = exchanger(sig, form, item_type, threads, items_per_thread, temp_storage, self.time_slicing, shape)
 
         def rearrange(items, rank, group, temp_storage):
             exchange(items, items, None, None, temp_storage)
 
         return device_function(rearrange)
 
-    def after_load(self, sig, item_type, threads, items_per_thread, temp_storage):
-        return self._rearrangement(self.to_blocked, sig, item_type, threads, items_per_thread, temp_storage)
+    def after_load(self, sig, item_type, threads, items_per_thread, temp_storage, shape):
+        return self._rearrangement(self.to_blocked, sig, item_type, threads, items_per_thread, temp_storage, shape)
 
-    def before_store(self, sig, item_type, threads, items_per_thread, temp_storage):
-        return self._rearrangement(self.from_blocked, sig, item_type, threads, items_per_thread, temp_storage)
+    def before_store(self, sig, item_type, threads, items_per_thread, temp_storage, shape):
+        return self._rearrangement(self.from_blocked, sig, item_type, threads, items_per_thread, temp_storage,
+                                   shape)
 
 
 _THREADS = {"threads": "the block's thread count, a compile-time constant"}
@@ -149,13 +150,14 @@ def _specialise(sig, array, items, threads, items_per_thread, algorithm, valid_i
                 is_load):
     """``move(array, items, rank, group, valid_items, oob_default, temp_storage)`` for the
     block (``rank``, ``group``: the thread's block rank and ``count_threads()``, uint64),
-    ``count_threads`` and the algorithm."""
+    ``count_threads``, ``block_rank`` (the rank's reader, fresh) and the algorithm."""
     block = sig.block_threads(threads)
+    shape = sig.block_shape(threads)
     move, chosen = specialise_tile(
         sig, array, items, items_per_thread, algorithm, valid_items, oob_default, temp_storage, ALGORITHMS, block,
-        block, is_load,
+        block, is_load, shape,
     )
-    return move, thread_count(block), chosen
+    return move, thread_count(block), block_rank_of(shape, fresh=True), chosen
 
 
 @primitive("coop.block.load", temp_storage_bytes, group="block", uniform=("valid_items",))
@@ -226,13 +228,13 @@ def load(src, items, threads=None, items_per_thread=None, algorithm="direct", va
         copy_plus_one[2, THREADS](x, out, len(x))
         assert (out == x + 1).all()
     """
-    move, count_threads, _ = _specialise(
+    move, count_threads, block_rank, _ = _specialise(
         Signature("coop.block.load"), src, items, threads, items_per_thread, algorithm, valid_items, oob_default,
         temp_storage, True,
     )
 
     def impl(src, items, valid_items, oob_default, temp_storage):
-        move(src, items, np.uint64(fresh_block_rank()), np.uint64(count_threads()), valid_items, oob_default,
+        move(src, items, np.uint64(block_rank()), np.uint64(count_threads()), valid_items, oob_default,
              temp_storage)
 
     return impl
@@ -302,13 +304,13 @@ def store(dst, items, threads=None, items_per_thread=None, algorithm="direct", v
         double[2, 128](x, out)
         assert (out == 2 * x).all()
     """
-    move, count_threads, _ = _specialise(
+    move, count_threads, block_rank, _ = _specialise(
         Signature("coop.block.store"), dst, items, threads, items_per_thread, algorithm, valid_items, None,
         temp_storage, False,
     )
 
     def impl(dst, items, valid_items, temp_storage):
-        move(dst, items, np.uint64(fresh_block_rank()), np.uint64(count_threads()), valid_items, None, temp_storage)
+        move(dst, items, np.uint64(block_rank()), np.uint64(count_threads()), valid_items, None, temp_storage)
 
     return impl
 
@@ -418,10 +420,11 @@ def transform(src, dst, op, threads=None, items_per_thread=None, algorithm="dire
     output_type = _local_items_type(out_type)
     block = sig.block_threads(threads)
     scratch, scratch_type = _transform_scratch(sig, in_type, out_type, block, n, algorithm, temp_storage)
-    load_tile, count_threads, chosen = _specialise(
+    load_tile, count_threads, _, chosen = _specialise(
         sig, src, items_type, threads, items_per_thread, algorithm, valid_items, None, scratch_type, True
     )
-    store_tile, _, _ = _specialise(
+    block_rank = block_rank_of(sig.block_shape(threads))
+    store_tile, _, _, _ = _specialise(
         sig, dst, output_type, threads, items_per_thread, algorithm, valid_items, None, scratch_type, False
     )
     positions = chosen.arrangement

@@ -19,7 +19,7 @@ from coop._core.backend import cuda
 from coop._core.exchange import check_static_shared, required_items_per_thread, required_threads
 from coop._core.merge import group_sorter, host_value_type, sort_arguments, tile_layout
 from coop._core.misuse import size_check
-from coop._core.scratch import block_rank, storage
+from coop._core.scratch import block_rank_of, storage
 from coop._core.specialize import Signature, device_function, primitive
 
 __all__ = ["merge_sort"]
@@ -129,6 +129,7 @@ def merge_sort(keys, compare, values=None, threads=None, items_per_thread=None, 
     # (a caller's buffer needs no barrier of its own: each round starts with one)
     scratch, _ = storage(sig, temp_storage, layout, owner=(sig.primitive,))
     sort = group_sorter(key_type, value_type, n, block, _block_sync, partial)
+    block_rank = block_rank_of(sig.block_shape(threads))
     check_keys = size_check(sig.primitive, "keys", exact=True)
     check_values = size_check(sig.primitive, "values", exact=True)
 

@@ -190,7 +190,8 @@ def radix_sort(keys, values=None, threads=None, items_per_thread=None, begin_bit
     # (a caller's buffer needs no barrier of its own: each pass starts with one)
     scratch, _ = storage(sig, temp_storage, layout, owner=(sig.primitive, "union"))
 
-    sort_words = tile_sorter(sig, key_types, value_types, block, n, bits, is_descending, striped, layout)
+    sort_words = tile_sorter(sig, key_types, value_types, block, n, bits, is_descending, striped, layout,
+                             sig.block_shape(threads))
     as_key_arrays = array_tuple(keys_tuple)
     as_value_arrays = array_tuple(values_tuple, bool(value_types))
     end_of = _key_width(width) if is_none(end_bit) else given_bit
@@ -207,13 +208,15 @@ def radix_sort(keys, values=None, threads=None, items_per_thread=None, begin_bit
     return impl
 
 
-def tile_sorter(sig, key_types, value_types, threads, items_per_thread, radix_bits, descending, striped, layout):
+def tile_sorter(sig, key_types, value_types, threads, items_per_thread, radix_bits, descending, striped, layout,
+                shape=None):
     """The sort as a building block: a device function ``sort(key_arrays,
     value_arrays, begin_bit, end_bit, buffer)`` sorting a block's tile of keys of
     ``key_types`` (a tuple of items arrays, one per member, most significant first),
     and values of ``value_types`` with them, by bits ``begin_bit`` to ``end_bit`` of
     their ordered bits, in ``buffer`` laid out by ``layout`` (which holds
-    ``sort_layout``'s at offset 0). Every pass starts with a barrier."""
+    ``sort_layout``'s at offset 0), in blocks of the constant ``shape``
+    (``Signature.block_shape``) where known. Every pass starts with a barrier."""
     block, n, bits, is_descending = threads, items_per_thread, radix_bits, descending
     words = radix.key_words(key_types)
     # What moves with each pass's ranks: the words of the keys' ordered bits (the word
@@ -223,12 +226,13 @@ def tile_sorter(sig, key_types, value_types, threads, items_per_thread, radix_bi
     carried = [word.bits_type for word in words] + value_types
 
     def scatters(form):
-        return _each([_scatter_in_place(exchanger(sig, form, t, block, n, shared)) for t in carried])
+        return _each([_scatter_in_place(exchanger(sig, form, t, block, n, shared, shape=shape)) for t in carried])
 
     scatter_all = scatters("scatter_to_blocked")
     scatter_all_last = scatters("scatter_to_striped" if striped else "scatter_to_blocked")
     passes = _sequence([
-        _word_passes(index, word, ranker(word.digit, block, n, bits, is_descending, True, False, layout)[0], bits,
+        _word_passes(index, word, ranker(word.digit, block, n, bits, is_descending, True, False, layout,
+                                         shape=shape)[0], bits,
                      scatter_all, scatter_all_last if last else scatter_all, last)
         for index, (word, last) in enumerate(zip(words, [False] * (len(words) - 1) + [True]))
     ], "word_arrays, carried, ranks, begin_bit, end_bit, buffer")

@@ -40,7 +40,7 @@ from coop._core.items import array_lengths_check, array_tuple, items_or_tuple
 from coop._core.exchange import (STATIC_SHARED_LIMIT, rank_items, required_items_per_thread, required_threads,
                                  unrolled_turns, warp_mask)
 from coop._core.misuse import size_check
-from coop._core.scratch import (Region, Struct, atomic_add, block_rank, load_pair, loader, storage, store, store_pair,
+from coop._core.scratch import (Region, Struct, atomic_add, block_rank_of, load_pair, loader, storage, store, store_pair,
                                 striped_steps)
 from coop._core.shuffle import FULL_MASK, IDX, lanes_below, same_bit_lanes, shuffler
 from coop._core.specialize import PRIMITIVE_DEFAULT, Signature, device_function, is_none, primitive
@@ -145,7 +145,7 @@ def _counters_slot(layout):
     return layout.slot("counters" if layout.name == "rank" else "rank.counters")
 
 
-def segment_scanner(threads, segment, packed, memoize):
+def segment_scanner(threads, segment, packed, memoize, shape=None):
     """``scan(buffer, first)``: the rankings' raking scan (CUB's, over its counters in
     memory order): each thread's ``segment`` consecutive 32-bit words of counters from
     slot ``first`` are replaced by the sum of every word before them, its own segment's
@@ -154,8 +154,9 @@ def segment_scanner(threads, segment, packed, memoize):
     after every low half in digit order; else one 32-bit counter. ``memoize``: the
     segment stays in registers between its reading and its rewriting (CUB's
     MEMOIZE_OUTER_SCAN), else it is read again. Needs the block synchronised before it
-    (the counters are complete) and after it (before the scanned counters are read)."""
-    _, exclusive_sum = exclusive_sum_in_scratch(types.uint32, threads)
+    (the counters are complete) and after it (before the scanned counters are read).
+    ``shape``: the block's constant shape (``Signature.block_shape``), or None."""
+    _, exclusive_sum = exclusive_sum_in_scratch(types.uint32, threads, shape)
     if packed:
         load_word, store_word, stride = load_pair, store_pair, 2
     else:
@@ -230,7 +231,7 @@ def digit_reader(threads, items_per_thread, radix_bits, descending, counter_slot
 
 
 def ranker(digit_of, threads, items_per_thread, radix_bits, descending, memoize, with_digit_prefix, layout,
-           with_digit_counts=False):
+           with_digit_counts=False, shape=None):
     """``(rank, tracked)``: a device function ``rank(ordered, ranks, begin_bit, pass_bits,
     digit_prefix, digit_counts, buffer)`` ranking the thread's ``items_per_thread``
     ordered bits by the digit of ``pass_bits`` (at most ``radix_bits``) bits from
@@ -240,16 +241,17 @@ def ranker(digit_of, threads, items_per_thread, radix_bits, descending, memoize,
     (where ``with_digit_prefix``) and of keys of each to ``digit_counts`` (where
     ``with_digit_counts``): CUB's RADIX_RANK_MEMOIZE (``memoize``) or RADIX_RANK_BASIC. Its
     scratch is ``rank_layout``'s, at the start of ``buffer`` (``layout``: the buffer's
-    whole layout, which holds it as ``"rank"`` or is it). It needs the block
-    synchronised before it if the buffer's memory was used since the previous
-    ranking's end."""
+    whole layout, which holds it as ``"rank"`` or is it; ``shape``: the block's constant
+    shape, ``Signature.block_shape``, or None). It needs the block synchronised before
+    it if the buffer's memory was used since the previous ranking's end."""
     counted_digit = ranked_digit(digit_of, radix_bits, descending)
     log_lanes = max(radix_bits - 1, 0)
     lanes = 1 << log_lanes
     padded_lanes = lanes + 1
     # the counters' first 16-bit slot
     base = _counters_slot(layout)
-    scan_segment = segment_scanner(threads, padded_lanes, packed=True, memoize=memoize)
+    scan_segment = segment_scanner(threads, padded_lanes, packed=True, memoize=memoize, shape=shape)
+    block_rank = block_rank_of(shape)
     load_counter = loader(types.uint16)
     n = items_per_thread
 
@@ -324,7 +326,7 @@ def digit_matcher(radix_bits):
 
 
 def match_ranker(digit_of, threads, items_per_thread, radix_bits, descending, with_digit_prefix, layout,
-                 with_digit_counts=False):
+                 with_digit_counts=False, shape=None):
     """``(rank, tracked)`` as ``ranker``'s, by CUB's RADIX_RANK_MATCH: each warp counts
     its keys of each digit in a 32-bit counter of its own, one key of every lane at a time
     (``digit_matcher`` finds the lanes holding the same digit; the lowest of them
@@ -338,7 +340,8 @@ def match_ranker(digit_of, threads, items_per_thread, radix_bits, descending, wi
     digit_peers = digit_matcher(radix_bits)
     # the counters' first 32-bit slot
     base = _counters_slot(layout)
-    scan_segment = segment_scanner(threads, padded_segment, packed=False, memoize=True)  # as CUB's
+    scan_segment = segment_scanner(threads, padded_segment, packed=False, memoize=True, shape=shape)  # as CUB's
+    block_rank = block_rank_of(shape)
     load_counter = loader(types.uint32)
     n = items_per_thread
 
@@ -400,7 +403,7 @@ def early_counts_layout(threads, radix_bits):
 
 
 def early_counts_ranker(digit_of, threads, items_per_thread, radix_bits, descending, with_digit_prefix, layout,
-                        with_digit_counts=False, with_counts_op=False):
+                        with_digit_counts=False, with_counts_op=False, shape=None):
     """``(rank, tracked)`` as ``ranker``'s, by CUB's RADIX_RANK_MATCH_EARLY_COUNTS_ANY
     (Onesweep's): each warp first counts its keys' digits into counters of its own with
     shared atomics (independent adds, no chain from one key to the next); each thread
@@ -420,7 +423,8 @@ def early_counts_ranker(digit_of, threads, items_per_thread, radix_bits, descend
     warps = -(-threads // 32)
     tracked = tracked_digits(threads, radix_bits)
     base = _counters_slot(layout)
-    _, exclusive_sum = exclusive_sum_in_scratch(types.uint32, threads)
+    _, exclusive_sum = exclusive_sum_in_scratch(types.uint32, threads, shape)
+    block_rank = block_rank_of(shape)
     load_counter = loader(types.uint32)
     zero_steps, zero_exact = striped_steps(warps * digits, threads)
     broadcast = shuffler(IDX, 32)
@@ -734,7 +738,7 @@ def radix_rank(keys, ranks, begin_bit, num_bits, threads=None, items_per_thread=
     rank, tracked = chosen.function(digit_of=digit_of, threads=block, items_per_thread=n,
                                     radix_bits=bits, descending=is_descending, with_digit_prefix=with_prefix,
                                     with_digit_counts=with_counts or (with_counts_op and not early), **options,
-                                    layout=layout)
+                                    layout=layout, shape=sig.block_shape(threads))
     # Wait before the ranking writes: in the caller's buffer, for the primitives that
     # used it before; with match, for the previous call's last reads (of any warp's
     # counters; the others' are of the thread's own, or end with a barrier).

@@ -55,7 +55,7 @@ from coop._core.scratch import (
     MAX_BLOCK_THREADS,
     Region,
     Struct,
-    block_rank,
+    block_rank_of,
     loader,
     raking_slot,
     storage,
@@ -121,11 +121,12 @@ def warp_reducer(op, dtype, full_warps):
 # ``threads`` is the block size: a constant when the caller gave ``threads=``, so that
 # the loops below unroll after inlining. ``lead_sync``: whether the call must first wait
 # for the previous call's reads of the scratch (not needed after all_reduce, which ends
-# with a barrier).
+# with a barrier). ``block_rank``: the reader of the thread's rank (``block_rank_of``).
 
 
 @device_function
-def reduce_warp_reductions(x, op, convert, down, buffer, load, threads, contributing, warp_reduce, lead_sync):
+def reduce_warp_reductions(x, op, convert, down, buffer, load, threads, contributing, warp_reduce, lead_sync,
+                           block_rank):
     """CUB's BLOCK_REDUCE_WARP_REDUCTIONS: reductions within warps, then thread 0 folds
     the warp aggregates in order."""
     rank = block_rank()
@@ -146,7 +147,7 @@ def reduce_warp_reductions(x, op, convert, down, buffer, load, threads, contribu
 
 
 @device_function
-def reduce_raking(x, op, convert, down, buffer, load, threads, contributing, warp_reduce, lead_sync):
+def reduce_raking(x, op, convert, down, buffer, load, threads, contributing, warp_reduce, lead_sync, block_rank):
     """CUB's BLOCK_REDUCE_RAKING: every value to shared memory, the first warp rakes
     consecutive segments in rank order, then shuffle-reduces the raked partials."""
     rank = block_rank()
@@ -175,7 +176,8 @@ def reduce_raking(x, op, convert, down, buffer, load, threads, contributing, war
 
 
 @device_function
-def reduce_raking_commutative(x, op, convert, down, buffer, load, threads, contributing, warp_reduce, lead_sync):
+def reduce_raking_commutative(x, op, convert, down, buffer, load, threads, contributing, warp_reduce, lead_sync,
+                              block_rank):
     """CUB's BLOCK_REDUCE_RAKING_COMMUTATIVE_ONLY: threads past the first warp store,
     the first warp folds their values into its own (out of rank order), then
     shuffle-reduces."""
@@ -244,6 +246,7 @@ def _specialise_reduce(sig, value, op, valid_items, threads, algorithm, temp_sto
     sig.operator(op, dtype)
     partial = sig.run_time_int(valid_items, "valid_items") is not None
     block = sig.block_threads(threads)
+    block_rank = block_rank_of(sig.block_shape(threads))
     algorithm, chosen = choose(sig, algorithm, ALGORITHMS)
     convert = converter(dtype)
     down = shuffler(DOWN, 32)
@@ -262,7 +265,8 @@ def _specialise_reduce(sig, value, op, valid_items, threads, algorithm, temp_sto
     # the algorithm with these constants bound (not the block size: bound, it makes NVVM
     # lay the raking reductions out differently)
     known = block is not None
-    constants = dict(convert=convert, down=down, load=load, warp_reduce=warp_reduce, lead_sync=lead_sync)
+    constants = dict(convert=convert, down=down, load=load, warp_reduce=warp_reduce, lead_sync=lead_sync,
+                     block_rank=block_rank)
     reduce_block = specialised(chosen.function, **constants)
 
     # The variant is chosen by constants (Numba prunes the branches not taken before
@@ -310,6 +314,7 @@ def _specialise_sum(sig, value, valid_items, threads, algorithm, temp_storage, t
         reduction = _specialise_reduce(
             sig, types.int32, function_type(add), None, threads, algorithm, temp_storage, to_all
         )
+        block_rank = block_rank_of(sig.block_shape(threads))
 
         def impl(value, valid_items, temp_storage):
             return reduction(count(value, block_rank(), valid_items), add, None, temp_storage)

@@ -25,7 +25,7 @@ from coop._core.constants import without_dead_branches
 from coop._core.exchange import check_static_shared, required_items_per_thread, required_threads
 from coop._core.items import TileItems
 from coop._core.misuse import size_check
-from coop._core.scratch import Region, Struct, block_rank, loader, storage, store, storer
+from coop._core.scratch import Region, Struct, block_rank_of, loader, storage, store, storer
 from coop._core.specialize import Signature, is_none, primitive
 from coop._core.values import value_type_of
 from coop.block.scan import exclusive_sum_in_scratch
@@ -73,10 +73,11 @@ def _runs_per_thread(sig, runs_per_thread):
     return count
 
 
-def _decoder(values, decoded, offset_type, block, r, layout, with_offsets):
+def _decoder(values, decoded, offset_type, block, r, layout, with_offsets, shape):
     """``decode(run_values, run_lengths, decoded, offsets, from_decoded_offset,
-    runs_stored, buffer) -> total``."""
-    _, exclusive_sum = exclusive_sum_in_scratch(offset_type, block)
+    runs_stored, buffer) -> total`` (``shape``: the block's, ``Signature.block_shape``)."""
+    _, exclusive_sum = exclusive_sum_in_scratch(offset_type, block, shape)
+    block_rank = block_rank_of(shape)
     runs = block * r
     steps = runs.bit_length()
     values_slot, offsets_slot = layout.slot("runs.values"), layout.slot("runs.offsets")
@@ -251,7 +252,7 @@ def run_length_decode(run_values, run_lengths, decoded, offsets=None, from_decod
     layout = _decode_layout(values.value_type, offset_type, block, r)
     check_static_shared(sig, temp_storage, layout, "runs_per_thread", f"makes {block} x {r} runs")
     scratch, _ = storage(sig, temp_storage, layout, owner=(sig.primitive,))
-    decode = _decoder(values, out, offset_type, block, r, layout, with_offsets)
+    decode = _decoder(values, out, offset_type, block, r, layout, with_offsets, sig.block_shape(threads))
     check_values = values.size_checker(sig.primitive, "run_values", exact=True)
     check_decoded = out.checker(sig.primitive, "decoded")
     check_lengths = size_check(sig.primitive, "run_lengths", exact=True)
@@ -290,9 +291,11 @@ def _encode_temp_storage_bytes(sig, value_type, threads, items_per_thread):
                           required_items_per_thread(sig, items_per_thread)).nbytes
 
 
-def _encoder(tile_items, unique_items, block, n, layout, partial):
-    """``encode(items, unique, counts, valid_items, buffer) -> runs``."""
-    _, exclusive_sum = exclusive_sum_in_scratch(types.int32, block)
+def _encoder(tile_items, unique_items, block, n, layout, partial, shape):
+    """``encode(items, unique, counts, valid_items, buffer) -> runs`` (``shape``: the
+    block's, ``Signature.block_shape``)."""
+    _, exclusive_sum = exclusive_sum_in_scratch(types.int32, block, shape)
+    block_rank = block_rank_of(shape)
     read, write = tile_items.read, unique_items.write
     last_slot = layout.slot("heads.edges.last_items")
     unique_slot, starts_slot = layout.slot("runs.unique"), layout.slot("runs.starts")
@@ -444,7 +447,7 @@ def run_length_encode(items, unique, counts, threads=None, items_per_thread=None
     layout = _encode_layout(tile_items.value_type, block, n)
     check_static_shared(sig, temp_storage, layout, "items_per_thread", f"makes a tile of {block} x {n} items")
     scratch, _ = storage(sig, temp_storage, layout, owner=(sig.primitive,))
-    encode = _encoder(tile_items, unique_items, block, n, layout, partial)
+    encode = _encoder(tile_items, unique_items, block, n, layout, partial, sig.block_shape(threads))
     check_items = tile_items.size_checker(sig.primitive, "items", exact=True)
     check_unique = unique_items.size_checker(sig.primitive, "unique")
     check_counts = size_check(sig.primitive, "counts")

@@ -40,7 +40,7 @@ from coop._core.scratch import (
     MAX_BLOCK_THREADS,
     Region,
     Struct,
-    block_rank,
+    block_rank_of,
     loader,
     local_allocator,
     raking_slot,
@@ -68,11 +68,12 @@ BUILDING_BLOCKS = ["exclusive_sum_in_scratch"]
 
 
 # -- algorithms: each thread's partial -> (exclusive prefix, block aggregate) -------------
-# The exclusive prefix of rank 0 is unspecified. ``threads`` is the block size.
+# The exclusive prefix of rank 0 is unspecified. ``threads`` is the block size,
+# ``block_rank`` the reader of the thread's rank (``coop._core.scratch.block_rank_of``).
 
 
 @device_function
-def scan_warp_scans(x, op, convert, up, idx, buffer, load, threads, cache, lead_barrier):
+def scan_warp_scans(x, op, convert, up, idx, buffer, load, threads, cache, lead_barrier, block_rank):
     """CUB's BLOCK_SCAN_WARP_SCANS. ``lead_barrier``: wait first for the previous
     call's reads of the scratch (False: the caller synchronised the block since)."""
     rank = block_rank()
@@ -101,7 +102,7 @@ def scan_warp_scans(x, op, convert, up, idx, buffer, load, threads, cache, lead_
 
 
 @device_function
-def scan_raking(x, op, convert, up, idx, buffer, load, threads, cache, memoized):
+def scan_raking(x, op, convert, up, idx, buffer, load, threads, cache, memoized, block_rank):
     """CUB's BLOCK_SCAN_RAKING (``memoized`` False, ``cache`` None) and
     BLOCK_SCAN_RAKING_MEMOIZE (``memoized`` True, ``cache`` a thread-private buffer of one
     segment, ``coop._core.scratch.local_allocator``): partials to shared memory; the first warp reduces
@@ -189,18 +190,21 @@ ALGORITHMS = {
 }
 
 
-def exclusive_sum_in_scratch(dtype, threads):
+def exclusive_sum_in_scratch(dtype, threads, shape=None):
     """A building block for primitives that keep a block scan's scratch in a layout of
     their own: ``(layout, exclusive_sum)``, where ``exclusive_sum(x, buffer) ->
     (exclusive, aggregate)`` sums one ``dtype`` value per thread over a block of
-    ``threads`` (rank 0's exclusive sum is 0), CUB's BLOCK_SCAN_WARP_SCANS, through
+    ``threads`` (of the constant shape ``shape``, ``Signature.block_shape``, where
+    known; rank 0's exclusive sum is 0), CUB's BLOCK_SCAN_WARP_SCANS, through
     ``layout`` placed at the start of ``buffer``. It needs the block synchronised
     before it (the caller's last access to ``layout``'s memory is over) and leaves no
     barrier to the caller after it."""
     layout = warp_scans_scratch(dtype, threads)
     convert = converter(dtype)
+    block_rank = block_rank_of(shape)
     scan_block = specialised(scan_warp_scans, op=add, convert=convert, up=shuffler(UP, 32), idx=shuffler(IDX, 32),
-                             load=loader(dtype), threads=threads, cache=None, lead_barrier=False)
+                             load=loader(dtype), threads=threads, cache=None, lead_barrier=False,
+                             block_rank=block_rank)
 
     def exclusive_sum(x, buffer):
         # (converted first: a wider value would be stored wider than its slots)
@@ -222,7 +226,7 @@ def temp_storage_bytes(sig, value_type, threads, algorithm=PRIMITIVE_DEFAULT):
 
 
 @device_function
-def callback_prefix(aggregate, convert, prefix_op, prefix_state, buffer, load, slot):
+def callback_prefix(aggregate, convert, prefix_op, prefix_state, buffer, load, slot, block_rank):
     """The block prefix given by the caller's callback: the first warp calls it, thread
     0's result is broadcast."""
     rank = block_rank()
@@ -239,6 +243,8 @@ def _specialise_scan(sig, value, op, initial, output, prefix_op, prefix_state, t
     dtype, is_items, with_aggregate = sig.scan_input(value, output, return_aggregate)
     sig.operator(op, dtype)
     block = sig.block_threads(threads)
+    block_rank = block_rank_of(sig.block_shape(threads))
+    block_prefix = specialised(callback_prefix, block_rank=block_rank)
     algorithm, chosen = choose(sig, algorithm, ALGORITHMS)
     has_initial = not is_none(initial)
     if has_initial:
@@ -263,8 +269,8 @@ def _specialise_scan(sig, value, op, initial, output, prefix_op, prefix_state, t
     returns_pair = with_aggregate and not is_items
     # the algorithm with these constants bound (and the block size, if given)
     known = block is not None
-    constants = dict(convert=convert, up=up, idx=idx, load=load, **({} if memoize else {"cache": None}),
-                     **chosen.constants)
+    constants = dict(convert=convert, up=up, idx=idx, load=load, block_rank=block_rank,
+                     **({} if memoize else {"cache": None}), **chosen.constants)
     if "memoized" in constants:
         # (the cache needs a known block of more than a warp; a constant, not `cache is not
         # None`, which numba-cuda-mlir cannot lower for an array)
@@ -293,7 +299,7 @@ def _specialise_scan(sig, value, op, initial, output, prefix_op, prefix_state, t
         # this thread's prefix: the seed (initial, or the callback's block prefix) folded
         # into its exclusive prefix; rank 0's is the seed, or nothing if unseeded
         if has_callback:
-            seed = callback_prefix(aggregate, convert, prefix_op, prefix_state, buffer, load, prefix_slot)
+            seed = block_prefix(aggregate, convert, prefix_op, prefix_state, buffer, load, prefix_slot)
         else:
             seed = initial
         rank = block_rank()

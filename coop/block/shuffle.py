@@ -32,7 +32,7 @@ it are done) and after (every value is written): consecutive calls need no
 from coop._core.backend import cuda
 from coop._core.constants import without_dead_branches
 from coop._core.misuse import output_check
-from coop._core.scratch import MAX_BLOCK_THREADS, Region, Struct, block_rank, loader, storage, store, thread_count
+from coop._core.scratch import MAX_BLOCK_THREADS, Region, Struct, block_rank_of, loader, storage, store, thread_count
 from coop._core.specialize import Signature, device_function, primitive
 from coop._core.values import check_dtype
 from coop._core.namespace import public_namespace
@@ -58,11 +58,12 @@ def temp_storage_bytes(sig, value_type, threads):
 
 
 def _scratch(sig, value_type, threads, temp_storage, kind):
-    """(buffer function, load function, thread-count function) for a shuffle."""
+    """(buffer function, load function, thread-count function, rank function) for a
+    shuffle."""
     block = sig.block_threads(threads)
     layout = shuffle_layout(value_type, block or MAX_BLOCK_THREADS)
     buffer, _ = storage(sig, temp_storage, layout, owner=(sig.primitive, kind))
-    return buffer, loader(value_type), thread_count(block)
+    return buffer, loader(value_type), thread_count(block), block_rank_of(sig.block_shape(threads))
 
 
 @device_function
@@ -191,7 +192,7 @@ def offset(value, distance=1, threads=None, temp_storage=None):
     sig = Signature("coop.block.shuffle.offset")
     value_type = _value_type(sig, value)
     _distance(sig, distance)
-    scratch, load, count_threads = _scratch(sig, value_type, threads, temp_storage, "values")
+    scratch, load, count_threads, block_rank = _scratch(sig, value_type, threads, temp_storage, "values")
 
     def impl(value, distance, temp_storage):
         buffer = scratch(temp_storage)
@@ -263,7 +264,7 @@ def rotate(value, distance=1, threads=None, temp_storage=None):
     sig = Signature("coop.block.shuffle.rotate")
     value_type = _value_type(sig, value)
     _distance(sig, distance)
-    scratch, load, count_threads = _scratch(sig, value_type, threads, temp_storage, "values")
+    scratch, load, count_threads, block_rank = _scratch(sig, value_type, threads, temp_storage, "values")
 
     def impl(value, distance, temp_storage):
         buffer = scratch(temp_storage)
@@ -355,7 +356,7 @@ def up(items, output, threads=None, temp_storage=None):
     """
     sig = Signature("coop.block.shuffle.up")
     item_type, check_output = _items(sig, items, output)
-    scratch, load, count_threads = _scratch(sig, item_type, threads, temp_storage, "items")
+    scratch, load, count_threads, block_rank = _scratch(sig, item_type, threads, temp_storage, "items")
 
     def impl(items, output, temp_storage):
         check_output(items, output)
@@ -438,7 +439,7 @@ def down(items, output, threads=None, temp_storage=None):
     """
     sig = Signature("coop.block.shuffle.down")
     item_type, check_output = _items(sig, items, output)
-    scratch, load, count_threads = _scratch(sig, item_type, threads, temp_storage, "items")
+    scratch, load, count_threads, block_rank = _scratch(sig, item_type, threads, temp_storage, "items")
 
     def impl(items, output, temp_storage):
         check_output(items, output)

@@ -29,7 +29,7 @@ from coop._core.backend import cuda
 from coop._core.exchange import check_static_shared, required_items_per_thread, required_threads
 from coop._core.items import array_lengths_check, array_tuple
 from coop._core.misuse import size_check
-from coop._core.scratch import Region, Struct, Union, atomic_add, block_rank, loader, storage, store
+from coop._core.scratch import Region, Struct, Union, atomic_add, block_rank_of, loader, storage, store
 from coop._core.selection import (OTHER, SELECTED, TIED, U32, candidates_of, settle_candidates, start_classes,
                                   top_k_arguments, value_types_of)
 from coop._core.specialize import PRIMITIVE_DEFAULT, Signature, device_function, primitive
@@ -172,6 +172,8 @@ def top_k(keys, k, values=None, threads=None, items_per_thread=None, largest=Tru
     sig = Signature("coop.block.top_k")
     key_type, value_types, values_tuple = top_k_arguments(sig, keys, k, values)
     block = required_threads(sig, threads)
+    shape = sig.block_shape(threads)
+    block_rank = block_rank_of(shape)
     n = required_items_per_thread(sig, items_per_thread)
     check_tile(sig, block, n)
     is_largest = sig.constant_bool(largest, "largest")
@@ -189,7 +191,7 @@ def top_k(keys, k, values=None, threads=None, items_per_thread=None, largest=Tru
 
     if is_sorted:
         sort = tile_sorter(sig, [types.uint8, key_type], value_types, block, n, SORTED_RADIX_BITS, is_largest,
-                           False, layout)
+                           False, layout, shape)
         width = radix.key_bits(key_type)
         # the validity flag is the key's most significant member; only its low bit is sorted on
         valid_flag, past_flag = (U32(1), U32(0)) if is_largest else (U32(0), U32(1))
@@ -201,9 +203,9 @@ def top_k(keys, k, values=None, threads=None, items_per_thread=None, largest=Tru
                 flags[i] = valid_flag if base + i < valid else past_flag
             sort((flags, keys), value_arrays, 0, width + 1 if valid < tile else width, buffer)
     else:
-        select = _selector(key_type, block, n, is_largest, layout)
+        select = _selector(key_type, block, n, is_largest, layout, shape)
         place = tile_sorter(sig, [types.uint8], [key_type, *value_types], block, n, CLASS_BITS, False, False,
-                            _placement_layout(layout))
+                            _placement_layout(layout), shape)
 
         def arrange(keys, value_arrays, k, valid, buffer):
             classes = cuda.local.array(n, np.uint8)
@@ -225,18 +227,20 @@ def top_k(keys, k, values=None, threads=None, items_per_thread=None, largest=Tru
     return impl
 
 
-def _selector(key_type, threads, n, largest, layout):
+def _selector(key_type, threads, n, largest, layout, shape):
     """``select(keys, classes, k, valid, buffer)``: each of the thread's keys classed
     (``classes``) as ``SELECTED`` (one of the ``k`` best of the tile's first ``valid``
     positions, ties broken by position), ``OTHER`` or ``PAST_VALID``: the radix select
     of the module docstring, in ``layout``'s ``"select"`` scratch. It starts with a
     barrier (unless it selects all or none), and the block must be synchronised after it
-    before the buffer is written."""
+    before the buffer is written. ``shape``: the block's constant shape
+    (``Signature.block_shape``), or None."""
     bits_type = radix.bits_type(key_type)
     width = radix.key_bits(key_type)
     passes = width // DIGIT_BITS
     to_ordered, digit_of = radix.to_ordered(key_type), radix.digit(key_type)
-    _, exclusive_sum = exclusive_sum_in_scratch(types.uint32, threads)
+    _, exclusive_sum = exclusive_sum_in_scratch(types.uint32, threads, shape)
+    block_rank = block_rank_of(shape)
     bins, threshold_slot = layout.slot("select.bins"), layout.slot("select.threshold")
     load = loader(types.uint32)
     per_thread = -(-BINS // threads)  # counters a thread adds up, best digits first

@@ -49,7 +49,7 @@ from coop._core.exchange import (
     slot_of,
     warp_barrier,
 )
-from coop._core.scratch import Region, block_rank, loader, part_bytes, part_offsets, slot_bytes, slot_unit, storage
+from coop._core.scratch import Region, block_rank_of, loader, part_bytes, part_offsets, slot_bytes, slot_unit, storage
 from coop._core.shuffle import logical_warp
 from coop._core.specialize import PRIMITIVE_DEFAULT, Signature, device_function, primitive
 from coop._core.namespace import public_namespace
@@ -86,13 +86,13 @@ def check_logical_warps(sig, threads, width):
         )
 
 
-def warp_exchanger(sig, form, dtype, width, threads, items_per_thread, temp_storage):
+def warp_exchanger(sig, form, dtype, width, threads, items_per_thread, temp_storage, shape=None):
     """The exchange ``form`` (``blocked_to_striped``, ``striped_to_blocked`` or
     ``scatter_to_striped``, see ``coop._core.exchange.FORMS``) within logical warps of
     ``width`` lanes: a device function ``exchange(items, output, ranks, temp_storage)``
     for ``items_per_thread`` items of ``dtype`` per lane in blocks of ``threads``
-    (python ints, checked by the caller). It synchronises as the module docstring
-    says."""
+    (python ints, checked by the caller; of the constant ``shape`` where known,
+    ``Signature.block_shape``). It synchronises as the module docstring says."""
     write_offset, keep, read_offset, _ = FORMS[form]
     layout = warp_exchange_layout(dtype, threads, width, items_per_thread)
     check_static_shared(sig, temp_storage, layout, "items_per_thread",
@@ -100,6 +100,7 @@ def warp_exchanger(sig, form, dtype, width, threads, items_per_thread, temp_stor
     scratch, _ = storage(sig, temp_storage, layout, owner=(sig.primitive, width))
     region_of = part_offsets(sig, temp_storage, threads // width,
                              _part_slots(dtype, width, items_per_thread) * slot_bytes(dtype), slot_unit(dtype))
+    block_rank = block_rank_of(shape)
     load = loader(dtype)
     slot = slot_of(items_per_thread)
     n = items_per_thread
@@ -140,7 +141,7 @@ def _specialise(name, form, items, output, ranks, threads, items_per_thread, wid
     if ranks is not None:
         rank_items(sig, ranks)
     block, n, lanes = warp_tile_constants(sig, threads, items_per_thread, width)
-    exchange = warp_exchanger(sig, form, dtype, lanes, block, n, temp_storage)
+    exchange = warp_exchanger(sig, form, dtype, lanes, block, n, temp_storage, sig.block_shape(threads))
     check = exact_lengths(sig, n, ranks is not None, False)
 
     def checked_exchange(items, output, ranks, temp_storage):
@@ -172,7 +173,7 @@ def blocked_to_striped(items, output, threads=None, items_per_thread=None, width
         {exchange_items}
     output : items array
         {exchange_output}
-    threads : int, compile-time constant
+    threads : int or tuple of int, compile-time constant
         {warp_exchange_threads}
     items_per_thread : int, compile-time constant
         {exchange_items_per_thread}
@@ -242,7 +243,7 @@ def striped_to_blocked(items, output, threads=None, items_per_thread=None, width
         {exchange_items}
     output : items array
         {exchange_output}
-    threads : int, compile-time constant
+    threads : int or tuple of int, compile-time constant
         {warp_exchange_threads}
     items_per_thread : int, compile-time constant
         {exchange_items_per_thread}
@@ -315,7 +316,7 @@ def scatter_to_striped(items, output, ranks, threads=None, items_per_thread=None
         {ranks}
         The ranks of the logical warp must be a permutation of ``0 .. W*N-1``: a rank
         outside its tile writes outside its slice of shared memory.
-    threads : int, compile-time constant
+    threads : int or tuple of int, compile-time constant
         {warp_exchange_threads}
     items_per_thread : int, compile-time constant
         {exchange_items_per_thread}

@@ -64,19 +64,20 @@ class WarpTranspose:
     def layout(self, value_type, threads, items_per_thread):
         return warp_exchange_layout(value_type, self.threads, self.width, items_per_thread)
 
-    def _rearrangement(self, form, sig, item_type, items_per_thread, temp_storage):
-        exchange = warp_exchanger(sig, form, item_type, self.width, self.threads, items_per_thread, temp_storage)
+    def _rearrangement(self, form, sig, item_type, items_per_thread, temp_storage, shape):
+        exchange = warp_exchanger(sig, form, item_type, self.width, self.threads, items_per_thread, temp_storage,
+                                  shape)
 
         def rearrange(items, rank, group, temp_storage):
             exchange(items, items, None, temp_storage)
 
         return device_function(rearrange)
 
-    def after_load(self, sig, item_type, threads, items_per_thread, temp_storage):
-        return self._rearrangement("striped_to_blocked", sig, item_type, items_per_thread, temp_storage)
+    def after_load(self, sig, item_type, threads, items_per_thread, temp_storage, shape):
+        return self._rearrangement("striped_to_blocked", sig, item_type, items_per_thread, temp_storage, shape)
 
-    def before_store(self, sig, item_type, threads, items_per_thread, temp_storage):
-        return self._rearrangement("blocked_to_striped", sig, item_type, items_per_thread, temp_storage)
+    def before_store(self, sig, item_type, threads, items_per_thread, temp_storage, shape):
+        return self._rearrangement("blocked_to_striped", sig, item_type, items_per_thread, temp_storage, shape)
 
 
 ALGORITHMS = {
@@ -112,7 +113,7 @@ def _warp_specialise(sig, array, items, width, items_per_thread, algorithm, vali
     block = sig.block_threads(threads)
     move, _ = specialise_tile(
         sig, array, items, items_per_thread, algorithm, valid_items, oob_default, temp_storage,
-        warp_algorithms(lanes, block), lanes, block, is_load,
+        warp_algorithms(lanes, block), lanes, block, is_load, sig.block_shape(threads),
     )
     group = np.uint64(lanes)
 
@@ -164,7 +165,7 @@ def load(src, items, width=32, items_per_thread=None, algorithm="direct", valid_
         {tile_valid_items}
     oob_default : value, run time, optional
         {oob_default}
-    threads : int, compile-time constant, optional
+    threads : int or tuple of int, compile-time constant, optional
         {warp_tile_threads}
     temp_storage : shared array, optional
         {warp_temp_storage}
@@ -248,7 +249,7 @@ def store(dst, items, width=32, items_per_thread=None, algorithm="direct", valid
         left striped) and written striped; needs ``items_per_thread`` and ``threads``.
     valid_items : int, run time, optional
         {tile_valid_items}
-    threads : int, compile-time constant, optional
+    threads : int or tuple of int, compile-time constant, optional
         {warp_tile_threads}
     temp_storage : shared array, optional
         {warp_temp_storage}

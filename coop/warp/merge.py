@@ -24,7 +24,7 @@ from coop._core.backend import cuda
 from coop._core.exchange import DYNAMIC_TEMP_STORAGE, check_static_shared, required_items_per_thread
 from coop._core.merge import group_sorter, host_value_type, sort_arguments, tile_layout
 from coop._core.misuse import size_check
-from coop._core.scratch import MAX_BLOCK_THREADS, Region, block_rank, part_bytes, part_offsets, slot_unit, storage
+from coop._core.scratch import MAX_BLOCK_THREADS, Region, block_rank_of, part_bytes, part_offsets, slot_unit, storage
 from coop._core.shuffle import logical_warp
 from coop._core.specialize import PRIMITIVE_DEFAULT, Signature, device_function, is_none, primitive
 from coop.warp.exchange import check_logical_warps
@@ -84,7 +84,8 @@ def merge_sort(keys, compare, values=None, threads=None, items_per_thread=None, 
         The lane's values (any value type), moved with their keys.
     threads : int or tuple, compile-time constant, optional
         The block's size, a multiple of ``width`` (it sizes the shared memory: one
-        slice per logical warp). Default: sized for 1024 threads.
+        slice per logical warp), or its shape as a tuple (as the block primitives'
+        ``threads=``: then the launch's shape). Default: sized for 1024 threads.
     items_per_thread : int, compile-time constant
         The length of ``keys`` (and ``values``) (required).
     width : int, compile-time constant, default 32
@@ -150,7 +151,8 @@ def merge_sort(keys, compare, values=None, threads=None, items_per_thread=None, 
     block, n, lanes = _constants(sig, threads, items_per_thread, width)
     tile = lanes * n
     scratch, sort = warp_sorter(sig, key_type, value_type, block, lanes, n, partial, temp_storage,
-                                "pass threads= (the block's size)" if is_none(threads) else DYNAMIC_TEMP_STORAGE)
+                                "pass threads= (the block's size)" if is_none(threads) else DYNAMIC_TEMP_STORAGE,
+                                sig.block_shape(threads))
     check_keys = size_check(sig.primitive, "keys", exact=True)
     check_values = size_check(sig.primitive, "values", exact=True)
 
@@ -167,12 +169,14 @@ def merge_sort(keys, compare, values=None, threads=None, items_per_thread=None, 
     return impl
 
 
-def warp_sorter(sig, key_type, value_type, threads, width, items_per_thread, partial, temp_storage, hint):
+def warp_sorter(sig, key_type, value_type, threads, width, items_per_thread, partial, temp_storage, hint,
+                shape=None):
     """``(scratch, sort)``: device functions ``scratch(temp_storage)``, the buffer, and
     ``sort(keys, values, compare, valid, oob_default, buffer, temp_storage)`` sorting
     each logical warp's tile of ``key_type`` keys (and ``value_type`` values, or None)
     through it as ``merge_sort`` does, in blocks of ``threads`` (python ints, checked by
-    the caller; ``hint``: how to fit a tile too big for static shared memory). (The
+    the caller; of the constant ``shape`` where known, ``Signature.block_shape``;
+    ``hint``: how to fit a tile too big for static shared memory). (The
     buffer is the caller's to allocate: ``merge_sort`` allocates it in its
     implementation, where numba-cuda-mlir kernels compile it.)"""
     with_values = value_type is not None
@@ -187,6 +191,7 @@ def warp_sorter(sig, key_type, value_type, threads, width, items_per_thread, par
     # docstring for a block-wide primitive's use of the same array before)
     scratch, _ = storage(sig, temp_storage, layout, owner=(sig.primitive, width))
     sort_group = group_sorter(key_type, value_type, items_per_thread, width, _warp_sync, partial)
+    block_rank = block_rank_of(shape)
 
     def sort(keys, values, compare, valid, oob_default, buffer, temp_storage):
         lane, mask = logical_warp(width)

@@ -81,7 +81,8 @@ def top_k(keys, k, values=None, threads=None, items_per_thread=None, width=32, l
         {moved_values}
     threads : int or tuple, compile-time constant
         The block's size, a multiple of ``width`` (it sizes the shared memory of the
-        placement: one slice per logical warp). Required.
+        placement: one slice per logical warp), or its shape as a tuple (as the block
+        primitives' ``threads=``: then the launch's shape). Required.
     items_per_thread : int, compile-time constant
         The length of ``keys`` (and of each values array). Required.
     width : int, compile-time constant, default 32
@@ -166,12 +167,13 @@ def top_k(keys, k, values=None, threads=None, items_per_thread=None, width=32, l
     sig = Signature("coop.warp.top_k")
     key_type, value_types, values_tuple = top_k_arguments(sig, keys, k, values)
     block, n, lanes = warp_tile_constants(sig, threads, items_per_thread, width)
+    shape = sig.block_shape(threads)
     is_largest = sig.constant_bool(largest, "largest")
     partial = sig.run_time_int(valid_items, "valid_items") is not None
-    scatters = _each_scatter([warp_exchanger(sig, "scatter_to_striped", t, lanes, block, n, temp_storage)
+    scatters = _each_scatter([warp_exchanger(sig, "scatter_to_striped", t, lanes, block, n, temp_storage, shape)
                               for t in [key_type, *value_types]])
     if sig.constant_bool(sorted, "sorted"):
-        arrange = _sorted_arranger(sig, key_type, block, lanes, n, is_largest, temp_storage, scatters)
+        arrange = _sorted_arranger(sig, key_type, block, lanes, n, is_largest, temp_storage, scatters, shape)
     else:
         arrange = _unsorted_arranger(key_type, lanes, n, is_largest, scatters)
     tile = lanes * n
@@ -208,7 +210,7 @@ def _unsorted_arranger(key_type, width, n, largest, scatters):
     return device_function(arrange)
 
 
-def _sorted_arranger(sig, key_type, threads, width, n, largest, temp_storage, scatters):
+def _sorted_arranger(sig, key_type, threads, width, n, largest, temp_storage, scatters, shape):
     """``arrange(keys, value_arrays, k, valid, temp_storage)``: the tile sorted, best
     first: a stable warp merge sort of the keys' ordered bits (those past ``valid``
     made the worst, so they end last), carrying each key's tile position; the positions
@@ -221,8 +223,8 @@ def _sorted_arranger(sig, key_type, threads, width, n, largest, temp_storage, sc
     worst = _zero(word) if largest else _all_ones(word)
     comparable = _comparable(key_type)
     scratch, sort = warp_sorter(sig, bits_type, types.int32, threads, width, n, False, temp_storage,
-                                DYNAMIC_TEMP_STORAGE)
-    send_back = warp_exchanger(sig, "scatter_to_striped", types.int32, width, threads, n, temp_storage)
+                                DYNAMIC_TEMP_STORAGE, shape)
+    send_back = warp_exchanger(sig, "scatter_to_striped", types.int32, width, threads, n, temp_storage, shape)
     compare = operator.gt if largest else operator.lt
     tile = width * n
 

@@ -33,6 +33,7 @@ from . import (  # noqa: F401  (registering their cases, in this order)
     load_store,
     tile_analytics,
     device,
+    block_shape,
 )
 
 
@@ -67,6 +68,7 @@ def compile_case(name):
         "calls": len(CALL.findall(ptx)),
         "shuffles": ptx.count("shfl.sync"),
         "shared_loads": ptx.count("ld.shared"),
+        "shape_reads": {register: ptx.count(register) for register in ("%ntid", "%tid.y", "%tid.z")},
         "link_errors": LINK_ERROR.findall(ptx),
         "debug_checks": ptx.count("trap;") + ptx.count("vprintf"),
         "loops": backward_branches(ptx),

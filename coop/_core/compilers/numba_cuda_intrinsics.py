@@ -722,19 +722,32 @@ def load_relaxed_pair(typingctx, words, index, like):
 # -- registers ------------------------------------------------------------------------
 
 
-def block_rank_reader(fresh):
+@functools.lru_cache(maxsize=None)
+def block_rank_reader(fresh, shape=None):
     """An intrinsic ``()`` giving the thread's linear rank in its block, in 32-bit
     unsigned arithmetic widened to int64 with zext (Numba would compute in signed
     64-bit, and every rank / 32, % 32 and raking-slot division after it would carry sign
-    fix-ups and 64-bit multiplies; CUB computes in 32 bits); ``fresh``: an opaque copy
-    (volatile asm), which LLVM cannot merge with another read's."""
+    fix-ups and 64-bit multiplies; CUB computes in 32 bits): from the block's run-time
+    shape (``shape`` None), or from the constant ``shape`` ``(x, y, z)`` (CUB's
+    BLOCK_DIM_X/Y/Z: no ``%ntid`` read, and no ``%tid.y`` / ``%tid.z`` where that size
+    is 1); ``fresh``: an opaque copy (volatile asm), which LLVM cannot merge with
+    another read's."""
 
     def codegen(context, builder, sig, args):
         i32 = ir.IntType(32)
-        z_rows = builder.mul(_special_register(builder, "tid.z"), _special_register(builder, "ntid.y"), flags=["nuw"])
-        row = builder.add(z_rows, _special_register(builder, "tid.y"), flags=["nuw"])
-        rank = builder.add(builder.mul(row, _special_register(builder, "ntid.x"), flags=["nuw"]),
-                           _special_register(builder, "tid.x"), flags=["nuw"])
+        if shape is None:
+            z_rows = builder.mul(_special_register(builder, "tid.z"), _special_register(builder, "ntid.y"),
+                                 flags=["nuw"])
+            row = builder.add(z_rows, _special_register(builder, "tid.y"), flags=["nuw"])
+            rank = builder.add(builder.mul(row, _special_register(builder, "ntid.x"), flags=["nuw"]),
+                               _special_register(builder, "tid.x"), flags=["nuw"])
+        else:
+            rank = _special_register(builder, "tid.x")
+            for axis, stride, size in (("y", shape[0], shape[1]), ("z", shape[0] * shape[1], shape[2])):
+                if size > 1:
+                    offset = builder.mul(_special_register(builder, f"tid.{axis}"), ir.Constant(i32, stride),
+                                         flags=["nuw"])
+                    rank = builder.add(rank, offset, flags=["nuw"])
         if fresh:
             rank = builder.asm(ir.FunctionType(i32, [i32]), "mov.u32 $0, $1;", "=r,r", [rank], True)
         return builder.zext(rank, ir.IntType(64))
@@ -743,7 +756,7 @@ def block_rank_reader(fresh):
     def read_rank(typingctx):
         return types.int64(), codegen
 
-    return _recipe(read_rank, "block_rank_reader", fresh)
+    return _recipe(read_rank, "block_rank_reader", fresh, shape)
 
 
 @functools.lru_cache(maxsize=None)
@@ -1008,8 +1021,9 @@ def _trap_if(context, builder, condition, message, values=()):
 
 def launch_check(message, threads):
     """An intrinsic ``()``: in debug mode (``coop.config.debug`` when the caller is
-    compiled), a block of other than ``threads`` threads prints ``message`` (a printf
-    format taking the block's thread count) and traps; otherwise nothing."""
+    compiled), a block of other than ``threads`` threads (an int), or of another shape
+    than ``threads`` (``(x, y, z)``), prints ``message`` (a printf format taking the
+    block's thread count, or its three sizes) and traps; otherwise nothing."""
 
     @intrinsic
     def check(typingctx):
@@ -1017,9 +1031,12 @@ def launch_check(message, threads):
             if not config.debug:
                 return context.get_dummy_value()
             i64 = ir.IntType(64)
-            count = builder.zext(_special_register(builder, "ntid.x"), i64)
-            for axis in "yz":
-                count = builder.mul(count, builder.zext(_special_register(builder, f"ntid.{axis}"), i64))
+            sizes = [builder.zext(_special_register(builder, f"ntid.{axis}"), i64) for axis in "xyz"]
+            if isinstance(threads, tuple):
+                differs = [builder.icmp_unsigned("!=", size, ir.Constant(i64, n)) for size, n in zip(sizes, threads)]
+                _trap_if(context, builder, functools.reduce(builder.or_, differs), message, sizes)
+                return context.get_dummy_value()
+            count = builder.mul(builder.mul(sizes[0], sizes[1]), sizes[2])
             wrong = builder.icmp_unsigned("!=", count, ir.Constant(i64, threads))
             _trap_if(context, builder, wrong, message, [count])
             return context.get_dummy_value()

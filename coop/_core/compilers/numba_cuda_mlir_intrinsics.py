@@ -432,22 +432,36 @@ def _int64_constant(value):
 # -- registers ---------------------------------------------------------------------------------
 
 
-def _block_rank_reader(fresh):
-    """The thread's linear rank in its block (x fastest), in 32 bits; ``fresh``: an opaque
-    copy, as numba-cuda's intrinsic gives."""
+def _block_rank_reader(fresh, shape=None):
+    """The thread's linear rank in its block (x fastest), in 32 bits, from the run-time
+    shape or the constant ``shape`` ``(x, y, z)``; ``fresh``: an opaque copy, as
+    numba-cuda's intrinsic gives."""
     from numba_cuda_mlir import cuda
 
+    if shape is None:
+
+        def rank32():
+            return np.uint32(cuda.threadIdx.x + cuda.blockDim.x * (cuda.threadIdx.y
+                                                                  + cuda.blockDim.y * cuda.threadIdx.z))
+    elif shape[1:] == (1, 1):  # (no read of threadIdx.y, .z where they can only be 0)
+
+        def rank32():
+            return np.uint32(cuda.threadIdx.x)
+    else:
+        y_stride, z_stride = np.uint32(shape[0]), np.uint32(shape[0] * shape[1])
+
+        def rank32():
+            return np.uint32(cuda.threadIdx.x + cuda.threadIdx.y * y_stride + cuda.threadIdx.z * z_stride)
+
+    rank32 = jitable(rank32)
     if fresh:
 
         def read_rank():
-            rank = np.uint32(cuda.threadIdx.x + cuda.blockDim.x * (cuda.threadIdx.y
-                                                                  + cuda.blockDim.y * cuda.threadIdx.z))
-            return np.int64(np.uint32(cuda.experimental.inline_ptx("mov.u32 %0, %1;", "=r", 0, "r", rank)))
+            return np.int64(np.uint32(cuda.experimental.inline_ptx("mov.u32 %0, %1;", "=r", 0, "r", rank32())))
     else:
 
         def read_rank():
-            return np.int64(np.uint32(cuda.threadIdx.x + cuda.blockDim.x * (cuda.threadIdx.y
-                                                                           + cuda.blockDim.y * cuda.threadIdx.z)))
+            return np.int64(rank32())
 
     return jitable(read_rank)
 
@@ -1077,8 +1091,9 @@ def _unrolled_loop(count, body):
 
 
 def _launch_check(message, threads):
-    """``check()``: in debug mode, a block of other than ``threads`` threads prints
-    ``message`` (a printf format taking the block's thread count) and traps, as
+    """``check()``: in debug mode, a block of other than ``threads`` threads (an int), or
+    of another shape than ``threads`` (``(x, y, z)``), prints ``message`` (a printf
+    format taking the block's thread count, or its three sizes) and traps, as
     numba-cuda's ``launch_check``; otherwise nothing."""
     from coop._core.config import config
 
@@ -1086,6 +1101,16 @@ def _launch_check(message, threads):
         return passable(_nothing)
     from numba_cuda_mlir import cuda
 
+    if isinstance(threads, tuple):
+        report_shape = _reporter(message, 3)
+        x, y, z = threads
+
+        def check_shape():
+            if cuda.blockDim.x != x or cuda.blockDim.y != y or cuda.blockDim.z != z:
+                report_shape(np.int64(cuda.blockDim.x), np.int64(cuda.blockDim.y), np.int64(cuda.blockDim.z))
+                cuda.experimental.inline_ptx("trap;")
+
+        return passable(check_shape)
     report = _reporter(message, 1)
 
     def check():

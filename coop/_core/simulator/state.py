@@ -13,7 +13,7 @@ import time
 
 import numpy as np
 
-from coop._core.errors import CollectiveError, WarpSyncError, launch_message
+from coop._core.errors import CollectiveError, WarpSyncError, launch_message, launch_shape_message, padded_shape
 from coop._core.simulator.records import _Barrier, _PrimitiveCall, _ranges, _Rendezvous, _Wait
 from coop._core.simulator.results import _RESULTS
 
@@ -431,12 +431,17 @@ def _current_block_thread(name):
 
 def check_launch(primitive, site, threads):
     """Raise :class:`CollectiveError` if ``threads`` (a primitive's ``threads=``
-    argument: an int, a shape tuple, or None) is not the running block's thread count."""
+    argument: an int, a shape tuple, or None) is not the running block's thread count
+    (an int) or shape (a tuple)."""
     if threads is None:
         return
     x, y, z = _current_block_thread(primitive)._coop_state.block_dim
+    if isinstance(threads, tuple):
+        if padded_shape(tuple(int(size) for size in threads)) != (x, y, z):
+            raise CollectiveError("%s (at %s)" % (launch_shape_message(primitive, threads, (x, y, z)), site))
+        return
     count = x * y * z
-    given = int(np.prod(threads)) if isinstance(threads, tuple) else int(threads)
+    given = int(threads)
     if given != count:
         raise CollectiveError(
             "%s (at %s; blockDim (%d, %d, %d))" % (launch_message(primitive, threads, count), site, x, y, z)
