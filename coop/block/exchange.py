@@ -109,8 +109,9 @@ def exchanger(sig, form, dtype, threads, items_per_thread, temp_storage, time_sl
     function ``exchange(items, output, ranks, is_valid, temp_storage)`` (``ranks`` and
     ``is_valid`` are ``None`` where the form takes none) for ``items_per_thread`` items
     of ``dtype`` per thread in blocks of ``threads`` (python ints, checked by the
-    caller; of the constant ``shape`` where known, ``Signature.block_shape``), using ``temp_storage`` (its type; None for a buffer of its own, laid out
-    by ``exchange_layout``). The exchange synchronises as the module docstring says: it
+    caller; of the constant ``shape`` where known, ``Signature.block_shape``), using
+    ``temp_storage`` (its type; None for a buffer of its own, laid out by
+    ``exchange_layout``). The exchange synchronises as the module docstring says: it
     needs no barrier before or after it."""
     write_offset, keep, read_offset, within_warps = FORMS[form]
     layout = exchange_layout(dtype, threads, items_per_thread, time_slicing)
