@@ -443,10 +443,15 @@ def _block_rank_reader(fresh, shape=None):
         def rank32():
             return np.uint32(cuda.threadIdx.x + cuda.blockDim.x * (cuda.threadIdx.y
                                                                   + cuda.blockDim.y * cuda.threadIdx.z))
-    elif shape[1:] == (1, 1):  # (no read of threadIdx.y, .z where they can only be 0)
+    elif shape[1:] == (1, 1):  # (no read of threadIdx.y, .z where they can only be 0, as numba-cuda's)
 
         def rank32():
             return np.uint32(cuda.threadIdx.x)
+    elif shape[2] == 1:
+        y_stride = np.uint32(shape[0])
+
+        def rank32():
+            return np.uint32(cuda.threadIdx.x + cuda.threadIdx.y * y_stride)
     else:
         y_stride, z_stride = np.uint32(shape[0]), np.uint32(shape[0] * shape[1])
 
