@@ -213,6 +213,106 @@ def test_block_merge_sort_twice_in_a_row():
     assert_equal_exact(out, np.sort(x)[::-1], "keys")
 
 
+# -- tuple keys and values -------------------------------------------------------------------
+
+# Tuple keys (int16, float32) compared as tuples: lexicographically (operator.lt), or by a
+# lambda on their members (the second descending, then the first); the reference is NumPy's
+# stable lexsort of the members.
+TUPLE_COMPARATORS = {
+    "lt": (operator.lt, lambda high, low: np.lexsort((low, high))),
+    "lambda": (lambda a, b: a[1] > b[1] or (a[1] == b[1] and a[0] < b[0]),
+               lambda high, low: np.lexsort((high, -low.astype(np.float64)))),
+}
+TUPLE_OOB = {"lt": (np.int16(32767), np.float32(np.inf)), "lambda": (np.int16(32767), np.float32(-np.inf))}
+
+
+def tuple_sort_kernel(group, shape, n, compare, partial, oob_default):
+    """Sorts (a whole tile, or ``valid`` of it) of tuple keys ``(high, low)`` carrying a
+    tuple of values ``(positions, halves)``: by the block, or by logical warps of 16."""
+    T, N, OOB = shape, n, oob_default
+    THREADS = size_of(shape)
+    TILE = THREADS * n if group == "block" else 16 * n
+
+    @jit_any_block
+    def kernel(high_in, low_in, high_out, low_out, positions_out, halves_out, valid):
+        rank = cuda.threadIdx.x + cuda.threadIdx.y * cuda.blockDim.x + cuda.threadIdx.z * cuda.blockDim.x * cuda.blockDim.y
+        at = cuda.blockIdx.x * THREADS * N + rank * N
+        high = cuda.local.array(N, np.int16)
+        low = cuda.local.array(N, np.float32)
+        positions = cuda.local.array(N, np.int32)
+        halves = cuda.local.array(N, np.float64)
+        for i in range(N):
+            high[i] = high_in[at + i]
+            low[i] = low_in[at + i]
+            positions[i] = (rank * N + i) % TILE
+            halves[i] = 0.5 * positions[i]
+        if group == "block" and partial:
+            coop.block.merge_sort((high, low), compare, (positions, halves), threads=T, items_per_thread=N,
+                                  valid_items=valid, oob_default=OOB)
+        elif group == "block":
+            coop.block.merge_sort((high, low), compare, (positions, halves), threads=T, items_per_thread=N)
+        elif partial:
+            coop.warp.merge_sort((high, low), compare, (positions, halves), threads=T, items_per_thread=N, width=16,
+                                 valid_items=valid, oob_default=OOB)
+        else:
+            coop.warp.merge_sort((high, low), compare, (positions, halves), threads=T, items_per_thread=N, width=16)
+        for i in range(N):
+            high_out[at + i] = high[i]
+            low_out[at + i] = low[i]
+            positions_out[at + i] = positions[i]
+            halves_out[at + i] = halves[i]
+
+    return kernel
+
+
+def check_tuple_sort(group, shape, n, comparator, valid=None, blocks=2, seed=0):
+    compare, order_of = TUPLE_COMPARATORS[comparator]
+    rng = np.random.default_rng(seed)
+    size = blocks * size_of(shape) * n
+    high = rng.integers(-3, 3, size).astype(np.int16)  # (few distinct keys: stability shows)
+    low = (rng.integers(-4, 4, size) / 2).astype(np.float32)
+    outs = np.zeros_like(high), np.zeros_like(low), np.zeros(size, np.int32), np.zeros(size, np.float64)
+    tile = size_of(shape) * n if group == "block" else 16 * n
+    kernel = tuple_sort_kernel(group, shape, n, compare, valid is not None, TUPLE_OOB[comparator])
+    kernel[blocks, launch_shape(shape)](high, low, *outs, tile if valid is None else valid)
+    count = tile if valid is None else valid
+    for t in range(size // tile):
+        here = f"{group} {shape_id(shape)}x{n}, {comparator}, tile {t}"
+        keys = slice(t * tile, t * tile + count)
+        order = order_of(high[keys], low[keys]).astype(np.int32)
+        assert_equal_exact(outs[2][keys], order, f"{here}: positions")
+        assert_equal_exact(outs[3][keys], order * 0.5, f"{here}: the second value")
+        assert_equal_exact(outs[0][keys], high[keys][order], f"{here}: the keys' first member")
+        assert_equal_exact(outs[1][keys], low[keys][order], f"{here}: the keys' second member")
+
+
+@pytest.mark.parametrize("comparator", sorted(TUPLE_COMPARATORS))
+@pytest.mark.parametrize("shape,n", [(64, 3), ((16, 4), 2)], ids=["64x3", "16x4x2"])
+def test_block_merge_sort_tuple_keys_and_values(shape, n, comparator):
+    check_tuple_sort("block", shape, n, comparator)
+
+
+@pytest.mark.parametrize("valid", [1, 100, 191])
+def test_block_merge_sort_tuple_keys_partial_tiles(valid):
+    check_tuple_sort("block", 64, 3, "lt" if valid % 2 else "lambda", valid=valid, seed=valid)
+
+
+@pytest.mark.parametrize("valid", [None, 0, 21])
+def test_warp_merge_sort_tuple_keys_and_values(valid):
+    check_tuple_sort("warp", 64, 3, "lambda" if valid else "lt", valid=valid, seed=3)
+
+
+def test_merge_sort_temp_storage_bytes_of_tuples():
+    """A tuple of dtypes sizes tuple keys (and values): one slot per tile position, the
+    size of the tuple (as a scratch slot: its members packed, aligned to the largest)."""
+    one = coop.block.merge_sort.temp_storage_bytes((np.int16, np.float32), 64, 3)
+    assert one >= 8 * (64 * 3 + 1)
+    both = coop.block.merge_sort.temp_storage_bytes((np.int16, np.float32), 64, 3, value_dtype=(np.int32, np.float64))
+    assert both >= 16 * (64 * 3 + 1) and both > one
+    warp = coop.warp.merge_sort.temp_storage_bytes((np.int16, np.float32), 64, 3, value_dtype=(np.int32, np.float64))
+    assert warp >= 2 * 16 * (32 * 3 + 1)
+
+
 # -- warp merge sort ------------------------------------------------------------------------
 
 

@@ -231,6 +231,11 @@ CASES = {
         "np.argsort(x[:200], kind='stable')"),
     "block.merge_sort": (LOAD + "coop.block.merge_sort(items, operator.lt, threads=64, items_per_thread=4)\n" + STORE,
                          "np.sort(x, kind='stable')"),
+    "block.merge_sort of (segment, key) tuples, operator.gt": (  # (segments of 37 items, as the radix sort's)
+        LOAD + "segments = cuda.local.array(4, np.uint8)\nfor j in range(4):\n"
+        "    segments[j] = np.uint8((4 * i + j) // 37)\n"
+        "coop.block.merge_sort((segments, items), operator.gt, threads=64, items_per_thread=4)\n" + STORE,
+        "x[np.lexsort((x, np.arange(256) // 37))][::-1]"),
     "warp.merge_sort": (
         "items = cuda.local.array(4, x.dtype)\nfor j in range(4):\n    items[j] = x[4 * i + j]\n"
         "coop.warp.merge_sort(items, operator.lt, threads=64, items_per_thread=4)\nfor j in range(4):\n"

@@ -53,6 +53,21 @@ The thread's values (any coop value type), moved with their keys; a tuple of
 items arrays moves each.
 """
 
+# The merge sorts' keys (block, warp).
+PARAGRAPHS["merge_keys"] = """
+Keys of any value type ``compare`` takes; sorted in place. A tuple ``(a, b, ...)``
+of items arrays is one key per position, ``(a[i], b[i], ...)``, which ``compare``
+receives as a tuple: ``operator.lt`` (``gt``, ``le``, ``ge``) compares such keys
+as Python compares tuples, the first members that differ deciding (``a`` most
+significant); a lambda or device function may read their members.
+"""
+
+PARAGRAPHS["merge_oob_default"] = """
+A key that sorts after every valid key (CUB's oob_default), e.g. the key type's
+largest value for ``operator.lt``; a tuple for tuple keys. It fills the positions
+past ``valid_items`` while sorting. Required with ``valid_items``.
+"""
+
 PARAGRAPHS["radix_tile_length"] = """
 The length of ``keys`` (and ``values``) (required); ``threads *
 items_per_thread`` at most 65535.

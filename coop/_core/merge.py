@@ -18,18 +18,26 @@ tile (as CUB clips them to ``valid_items``), so any group size sorts. Stable: on
 keys the merge takes the earlier run's key first, and the odd-even rounds swap only
 strictly out-of-order neighbours.
 
+Keys and values may be tuples of items arrays: a thread's item ``i`` is then the tuple
+of the members' items ``i``, read and written through ``coop._core.items``' accessors,
+and a shared-memory slot holds the whole tuple. The keys' ``key_order`` compares them.
+
 The merge path and the serial merge are also pieces of their own (``path_finder``,
 ``serial_merger``): ``coop.device.merge_sort`` merges a tile of two runs with them, and
 finds its tiles' starts in global memory with the same search.
 """
+
+import operator
+from typing import NamedTuple
 
 import numpy as np
 from numba.cuda import types
 
 from coop._core.backend import cuda
 from coop._core.constants import specialised
+from coop._core.items import TileItems, accessors, generated
 from coop._core.scratch import Region, Union, loader, store
-from coop._core.specialize import device_function, is_none
+from coop._core.specialize import device_function, is_function, is_none
 from coop._core.values import check_dtype, chosen, value_type_of
 
 I32 = np.int32
@@ -45,35 +53,102 @@ def host_value_type(sig, value_dtype):
     return value_type
 
 
+class SortArguments(NamedTuple):
+    """A merge sort's arguments, checked (``sort_arguments``)."""
+
+    key_type: types.Type  #: the keys' item type (a tuple of items arrays: the tuple of their item types)
+    value_type: types.Type  #: the values', likewise, or None (keys only)
+    partial: bool  #: whether ``valid_items`` is given
+    check_lengths: object  #: ``check_lengths(keys, values, n)``: (at link time) every array holds ``n`` items
+    order: object  #: ``order(compare, a, b)``: whether key ``a`` goes before key ``b`` (``key_order``)
+
+
 def sort_arguments(sig, keys, compare, values, valid_items, oob_default):
-    """``(key type, value type or None, partial)`` of a merge sort's arguments, checked:
-    keys and values items arrays, ``compare`` a comparator of two keys, ``oob_default``
-    a key, required with ``valid_items``."""
-    key_type = types.unliteral(sig.items(keys, "keys"))
+    """The ``SortArguments`` of a merge sort, checked: keys and values items arrays or
+    tuples of items arrays, ``compare`` a comparator of two keys, ``oob_default`` a key,
+    required with ``valid_items``."""
+    key_items = TileItems(sig, keys, "keys")
+    key_type = key_items.value_type
     sig.operator(compare, key_type, "compare", arity=2, result_type=types.boolean)
-    value_type = None if is_none(values) else types.unliteral(sig.items(values, "values"))
+    value_items = None if is_none(values) else TileItems(sig, values, "values")
     partial = not is_none(valid_items)
     if partial:
         sig.run_time_int(valid_items, "valid_items")
         if is_none(oob_default):
             raise sig.error("oob_default", "is required with valid_items: a key that sorts after every valid key")
         sig.single_value(oob_default, "oob_default", key_type)
-    return key_type, value_type, partial
+    check_lengths = specialised(
+        _check_lengths, check_keys=key_items.size_checker(sig.primitive, "keys", exact=True),
+        check_values=None if value_items is None else value_items.size_checker(sig.primitive, "values", exact=True),
+        with_values=value_items is not None)
+    return SortArguments(key_type, None if value_items is None else value_items.value_type, partial, check_lengths,
+                         key_order(key_type, compare))
 
 
-def group_sorter(key_type, value_type, n, threads, sync, partial):
+@device_function
+def _check_lengths(keys, values, n, check_keys, check_values, with_values):
+    check_keys(keys, n)
+    if with_values:
+        check_values(values, n)
+
+
+#: The comparisons of ``operator`` that a tuple key's ``key_order`` writes out, and what
+#: each gives for equal keys
+_TUPLE_COMPARISONS = {operator.lt: ("<", False), operator.le: ("<=", True), operator.gt: (">", False),
+                      operator.ge: (">=", True)}
+
+
+def key_order(key_type, compare):
+    """``order(compare, a, b)``, whether key ``a`` goes before key ``b``: ``compare(a,
+    b)``; for tuple keys and ``compare`` a comparison of ``operator`` (``lt``, ``le``,
+    ``gt``, ``ge``), that comparison written out member by member, as Python and Numba
+    compare tuples (the first members that differ decide), since numba-cuda-mlir 0.6
+    cannot lower a comparison of tuples."""
+    if isinstance(key_type, types.BaseTuple):
+        for function, (symbol, if_equal) in _TUPLE_COMPARISONS.items():
+            if is_function(compare, function):
+                return _tuple_comparison(len(key_type), symbol, if_equal)
+    return call_compare
+
+
+def _tuple_comparison(members, symbol, if_equal):
+    steps = "".join(f"    if a[{k}] != b[{k}]:\n        return a[{k}] {symbol} b[{k}]\n" for k in range(members))
+    return generated(f"def order(compare, a, b):\n{steps}    return {if_equal}\n", "order")
+
+
+@device_function
+def call_compare(compare, a, b):
+    return compare(a, b)
+
+
+def items_accessors(item_type):
+    """``(read, write)`` device functions of a sort's keys or values of ``item_type``
+    (``sort_arguments``'): ``read(items, i)`` and ``write(items, i, item)`` of one items
+    array, or of a tuple of them (one item: the tuple of the members' items)."""
+    read, write, _ = accessors(len(item_type) if isinstance(item_type, types.BaseTuple) else 0)
+    return read, write
+
+
+def group_sorter(key_type, value_type, n, threads, sync, partial, order=call_compare):
     """A device function ``sort(keys, values, compare, buffer, base, value_base, rank,
     valid_items, oob_default, mask)`` sorting the tile of a group of ``threads`` (the
     caller's rank in it ``rank``), ``n`` keys (and values) per thread, through its
     ``tile_layout`` in ``buffer`` (keys from slot ``base``, values from ``value_base``),
-    ``sync(mask)`` synchronising the group."""
+    ``sync(mask)`` synchronising the group. Keys and values as ``sort_arguments`` gives
+    their types: items arrays, or tuples of items arrays; ``order`` their ``key_order``."""
     with_values = value_type is not None
-    sort_own_keys = specialised(odd_even_sort, n=n, swap=specialised(compare_and_swap, with_values=with_values))
-    merge = specialised(merge_sort_through, find_path=path_finder(key_type),
-                        merge_serially=serial_merger(key_type, n),
-                        load_value=loader(value_type) if with_values else None, n=n,
-                        rounds=merge_rounds(threads), sync=sync, with_values=with_values)
-    fill = specialised(fill_past_valid, n=n) if partial else _no_fill
+    read_key, write_key = items_accessors(key_type)
+    read_value, write_value = items_accessors(value_type) if with_values else (None, None)
+    swap = specialised(compare_and_swap, with_values=with_values, read_key=read_key, write_key=write_key,
+                       read_value=read_value, write_value=write_value, order=order)
+    sort_own_keys = specialised(odd_even_sort, n=n, swap=swap)
+    merge = specialised(merge_sort_through, find_path=path_finder(key_type, order=order),
+                        merge_serially=serial_merger(key_type, n, order=order), read_key=read_key,
+                        load_value=loader(value_type) if with_values else None, read_value=read_value,
+                        write_value=write_value, n=n, rounds=merge_rounds(threads), sync=sync,
+                        with_values=with_values)
+    fill = specialised(fill_past_valid, n=n, read_key=read_key, write_key=write_key, order=order) if partial \
+        else _no_fill
 
     def sort(keys, values, compare, buffer, base, value_base, rank, valid_items, oob_default, mask):
         fill(keys, rank, valid_items, oob_default, compare)
@@ -106,17 +181,17 @@ def merge_rounds(threads):
 
 
 @device_function
-def fill_past_valid(keys, rank, n, valid_items, oob_default, compare):
+def fill_past_valid(keys, rank, n, valid_items, oob_default, compare, read_key, write_key, order):
     """A partial tile (CUB's Sort with valid_items): the thread's keys at tile positions
     ``>= valid_items`` take the largest of its valid keys and ``oob_default`` (which
     sorts after every valid key), so they stay after the valid ones."""
     largest = oob_default
     for i in range(1, n):
         if n * rank + i < valid_items:
-            if compare(largest, keys[i]):
-                largest = keys[i]
+            if order(compare, largest, read_key(keys, i)):
+                largest = read_key(keys, i)
         else:
-            keys[i] = largest
+            write_key(keys, i, largest)
 
 
 @device_function
@@ -136,21 +211,21 @@ def odd_even_sort(keys, values, compare, n, swap):
 
 
 @device_function
-def compare_and_swap(keys, values, compare, j, with_values):
-    left = keys[j]
-    right = keys[j + 1]
-    if compare(right, left):
-        keys[j] = right
-        keys[j + 1] = left
+def compare_and_swap(keys, values, compare, j, with_values, read_key, write_key, read_value, write_value, order):
+    left = read_key(keys, j)
+    right = read_key(keys, j + 1)
+    if order(compare, right, left):
+        write_key(keys, j, right)
+        write_key(keys, j + 1, left)
         if with_values:
-            value = values[j]
-            values[j] = values[j + 1]
-            values[j + 1] = value
+            value = read_value(values, j)
+            write_value(values, j, read_value(values, j + 1))
+            write_value(values, j + 1, value)
 
 
 @device_function
-def merge_sort_through(keys, values, compare, buffer, find_path, merge_serially, load_value, base, value_base, rank, n,
-                       rounds, valid_items, sync, mask, with_values, indices):
+def merge_sort_through(keys, values, compare, buffer, find_path, merge_serially, read_key, load_value, read_value,
+                       write_value, base, value_base, rank, n, rounds, valid_items, sync, mask, with_values, indices):
     """The merging rounds, the thread at ``rank`` of its group holding ``n`` sorted keys:
     keys go through ``buffer`` from key slot ``base``, then values from value slot
     ``value_base`` (the group's ``tile_layout``: ``threads * n + 1`` slots each, as the
@@ -166,7 +241,7 @@ def merge_sort_through(keys, values, compare, buffer, find_path, merge_serially,
         group_mask = I32(2 * half - 1)
         sync(mask)  # the previous round's (or call's) reads are done
         for i in range(n):
-            store(buffer, base + I32(n * rank + i), keys[i])
+            store(buffer, base + I32(n * rank + i), read_key(keys, i))
         sync(mask)
         start = I32(n * (rank & ~group_mask))
         size = I32(n * half)
@@ -180,36 +255,40 @@ def merge_sort_through(keys, values, compare, buffer, find_path, merge_serially,
         if with_values:
             sync(mask)
             for i in range(n):
-                store(buffer, value_base + I32(n * rank + i), values[i])
+                store(buffer, value_base + I32(n * rank + i), read_value(values, i))
             sync(mask)
             for i in range(n):
-                values[i] = load_value(buffer, value_base + indices[i])
+                write_value(values, i, load_value(buffer, value_base + indices[i]))
         half = I32(2 * half)
 
 
-def path_finder(key_type, load_key=None, position=I32):
+def path_finder(key_type, load_key=None, position=I32, order=call_compare):
     """``find_path(buffer, base, begin1, end1, begin2, end2, diag, compare)``, the merge
     path (Odeh et al., 2012) of two sorted runs of ``key_type`` keys: how many of the
     first ``diag`` keys of their stable merge come from the first run, ``[begin1,
     end1)`` of ``buffer`` from slot ``base``, rather than the second, ``[begin2, end2)``.
     ``load_key(buffer, index)`` reads a key (default: a scratch slot's ``loader``; a
     device array's item for a search in global memory); positions are computed as
-    ``position`` (int32 in a tile; int64 where runs may pass 2**30 items)."""
-    return specialised(merge_path, load_key=loader(key_type) if load_key is None else load_key, position=position)
+    ``position`` (int32 in a tile; int64 where runs may pass 2**30 items); keys compared
+    by their ``key_order``, ``order``."""
+    return specialised(merge_path, load_key=loader(key_type) if load_key is None else load_key, position=position,
+                       order=order)
 
 
-def serial_merger(key_type, n, load_key=None):
+def serial_merger(key_type, n, load_key=None, order=call_compare):
     """``merge_serially(buffer, base, at1, end1, at2, end2, keys, indices, compare)``:
     the ``n`` keys of the stable merge of two sorted runs of scratch ``buffer`` (from
     slot ``base``) that start where the first run is at ``at1`` and the second at
     ``at2``, into ``keys``, and the slot each came from into ``indices`` (for values to
     follow). It reads one slot past a run (CUB's SerialMerge): the buffer has one slot
-    more than the runs. ``load_key`` as ``path_finder``'s."""
-    return specialised(serial_merge, load_key=loader(key_type) if load_key is None else load_key, n=n)
+    more than the runs. ``load_key`` and ``order`` as ``path_finder``'s; ``keys`` as
+    ``items_accessors`` writes them."""
+    return specialised(serial_merge, load_key=loader(key_type) if load_key is None else load_key, n=n,
+                       write_key=items_accessors(key_type)[1], order=order)
 
 
 @device_function
-def merge_path(buffer, base, begin1, end1, begin2, end2, diag, compare, load_key, position):
+def merge_path(buffer, base, begin1, end1, begin2, end2, diag, compare, load_key, position, order):
     # (each result cut back to ``position``: see merge_sort_through)
     count2 = position(end2 - begin2)
     low = position(0) if diag < count2 else position(diag - count2)
@@ -217,7 +296,7 @@ def merge_path(buffer, base, begin1, end1, begin2, end2, diag, compare, load_key
     while low < high:
         middle = position(position(low + high) >> 1)  # (no overflow: a tile is far below 2**30 items; int64 past it)
         later = load_key(buffer, base + position(begin2 + diag - 1 - middle))
-        if compare(later, load_key(buffer, base + position(begin1 + middle))):
+        if order(compare, later, load_key(buffer, base + position(begin1 + middle))):
             high = middle
         else:
             low = position(middle + 1)
@@ -225,17 +304,17 @@ def merge_path(buffer, base, begin1, end1, begin2, end2, diag, compare, load_key
 
 
 @device_function
-def serial_merge(buffer, base, at1, end1, at2, end2, keys, indices, compare, load_key, n):
+def serial_merge(buffer, base, at1, end1, at2, end2, keys, indices, compare, load_key, n, write_key, order):
     key1 = load_key(buffer, base + at1)
     key2 = load_key(buffer, base + at2)
     for i in range(n):
-        take2 = at2 < end2 and (at1 >= end1 or compare(key2, key1))
+        take2 = at2 < end2 and (at1 >= end1 or order(compare, key2, key1))
         # each value chosen by a function returning it, not assigned in both arms of
         # a branch: numba-cuda-mlir 0.6 kept such variables in local memory (8x
         # slower than CUB); numba-cuda's code gained too (fewer branches and shared
         # loads: BENCHMARKS.md, "Block and warp merge sort")
         at = chosen(take2, at2, at1)
-        keys[i] = chosen(take2, key2, key1)
+        write_key(keys, i, chosen(take2, key2, key1))
         indices[i] = at
         following = load_key(buffer, base + I32(at + 1))
         key2 = chosen(take2, following, key2)

@@ -5,7 +5,8 @@ A block of ``T`` threads (``threads``, 1-, 2- or 3-D) holds ``T*N`` keys, ``N``
 (``items_per_thread``) per thread, blocked (item ``i`` of thread ``r`` is tile item
 ``r*N + i``); after the call the tile is sorted in the same arrangement. Keys are any
 value type ``compare`` takes (numbers, bools, complex numbers with a comparator of your
-own, ...), values any value type. How it works: ``coop._core.merge``. Unlike CUB's,
+own, ...), or tuples of them (a tuple of items arrays), values any value type (or a tuple
+of items arrays). How it works: ``coop._core.merge``. Unlike CUB's,
 which needs a power-of-two block, every block size sorts (the last round merges runs
 clipped to the tile).
 
@@ -18,7 +19,6 @@ value_dtype=None)``) shares one array with other primitives.
 from coop._core.backend import cuda
 from coop._core.exchange import check_static_shared, required_items_per_thread, required_threads
 from coop._core.merge import group_sorter, host_value_type, sort_arguments, tile_layout
-from coop._core.misuse import size_check
 from coop._core.scratch import block_rank_of, storage
 from coop._core.specialize import Signature, device_function, primitive
 
@@ -41,14 +41,15 @@ def merge_sort(keys, compare, values=None, threads=None, items_per_thread=None, 
 
     Parameters
     ----------
-    keys : items array
-        The thread's ``items_per_thread`` keys, blocked; sorted in place.
+    keys : items array, or tuple of items arrays
+        The thread's ``items_per_thread`` keys, blocked.
+        {merge_keys}
     compare : operator
         ``compare(a, b)``: whether key ``a`` goes before key ``b`` (a strict weak order,
         as ``operator.lt``; ``operator.gt`` sorts descending). A lambda written in the
         kernel, a ``@cuda.jit(device=True)`` function, or an operator of ``operator``.
-    values : items array, optional
-        The thread's values (any value type), moved with their keys.
+    values : items array, or tuple of items arrays, optional
+        {moved_values}
     threads : int or tuple, compile-time constant
         {threads} Required; any size (CUB's needs a power of two).
     items_per_thread : int, compile-time constant
@@ -60,12 +61,11 @@ def merge_sort(keys, compare, values=None, threads=None, items_per_thread=None, 
         Needs ``oob_default``.
         {blocked_positions}
     oob_default : key, optional
-        A key that sorts after every valid key (CUB's oob_default), e.g. the key type's
-        largest value for ``operator.lt``: it fills the positions past ``valid_items``
-        while sorting. Required with ``valid_items``.
+        {merge_oob_default}
     temp_storage : shared array, optional
         {temp_storage}
-        {temp_storage_size}
+        {temp_storage_size} Tuples of dtypes for tuple keys and tuples of value
+        arrays.
 
     Returns
     -------
@@ -118,7 +118,8 @@ def merge_sort(keys, compare, values=None, threads=None, items_per_thread=None, 
         assert (out.reshape(2, TILE) == np.take_along_axis(tiles, expected, axis=1)).all()
     """
     sig = Signature("coop.block.merge_sort")
-    key_type, value_type, partial = sort_arguments(sig, keys, compare, values, valid_items, oob_default)
+    arguments = sort_arguments(sig, keys, compare, values, valid_items, oob_default)
+    key_type, value_type, partial = arguments.key_type, arguments.value_type, arguments.partial
     with_values = value_type is not None
     block = required_threads(sig, threads)
     n = required_items_per_thread(sig, items_per_thread)
@@ -128,15 +129,12 @@ def merge_sort(keys, compare, values=None, threads=None, items_per_thread=None, 
                         f"makes a tile of {block} x {n} keys{' and values' if with_values else ''}")
     # (a caller's buffer needs no barrier of its own: each round starts with one)
     scratch, _ = storage(sig, temp_storage, layout, owner=(sig.primitive,))
-    sort = group_sorter(key_type, value_type, n, block, _block_sync, partial)
+    sort = group_sorter(key_type, value_type, n, block, _block_sync, partial, arguments.order)
     block_rank = block_rank_of(sig.block_shape(threads))
-    check_keys = size_check(sig.primitive, "keys", exact=True)
-    check_values = size_check(sig.primitive, "values", exact=True)
+    check_lengths = arguments.check_lengths
 
     def impl(keys, compare, values, valid_items, oob_default, temp_storage):
-        check_keys(keys, n)
-        if with_values:
-            check_values(values, n)
+        check_lengths(keys, values, n)
         if partial:
             valid = valid_items
         else:

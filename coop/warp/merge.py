@@ -22,8 +22,7 @@ from numba.cuda import types
 
 from coop._core.backend import cuda
 from coop._core.exchange import DYNAMIC_TEMP_STORAGE, check_static_shared, required_items_per_thread
-from coop._core.merge import group_sorter, host_value_type, sort_arguments, tile_layout
-from coop._core.misuse import size_check
+from coop._core.merge import call_compare, group_sorter, host_value_type, sort_arguments, tile_layout
 from coop._core.scratch import MAX_BLOCK_THREADS, Region, block_rank_of, part_bytes, part_offsets, slot_unit, storage
 from coop._core.shuffle import logical_warp
 from coop._core.specialize import PRIMITIVE_DEFAULT, Signature, device_function, is_none, primitive
@@ -73,15 +72,15 @@ def merge_sort(keys, compare, values=None, threads=None, items_per_thread=None, 
 
     Parameters
     ----------
-    keys : items array
-        The lane's ``items_per_thread`` keys, blocked across the logical warp; sorted in
-        place.
+    keys : items array, or tuple of items arrays
+        The lane's ``items_per_thread`` keys, blocked across the logical warp.
+        {merge_keys}
     compare : operator
         ``compare(a, b)``: whether key ``a`` goes before key ``b`` (a strict weak order,
         as ``operator.lt``; ``operator.gt`` sorts descending). A lambda written in the
         kernel, a ``@cuda.jit(device=True)`` function, or an operator of ``operator``.
-    values : items array, optional
-        The lane's values (any value type), moved with their keys.
+    values : items array, or tuple of items arrays, optional
+        {moved_values}
     threads : int or tuple, compile-time constant, optional
         The block's size, a multiple of ``width`` (it sizes the shared memory: one
         slice per logical warp), or its shape as a tuple (as the block primitives'
@@ -97,11 +96,11 @@ def merge_sort(keys, compare, values=None, threads=None, items_per_thread=None, 
         unspecified afterwards. Needs ``oob_default``.
         {blocked_positions}
     oob_default : key, optional
-        A key that sorts after every valid key (CUB's oob_default). Required with
-        ``valid_items``.
+        {merge_oob_default}
     temp_storage : shared array, optional
         {warp_temp_storage}
-        {temp_storage_size}
+        {temp_storage_size} Tuples of dtypes for tuple keys and tuples of value
+        arrays.
 
     Returns
     -------
@@ -146,20 +145,18 @@ def merge_sort(keys, compare, values=None, threads=None, items_per_thread=None, 
         assert (out.reshape(-1, TILE) == -np.sort(-x.reshape(-1, TILE), axis=1)).all()
     """
     sig = Signature("coop.warp.merge_sort")
-    key_type, value_type, partial = sort_arguments(sig, keys, compare, values, valid_items, oob_default)
+    arguments = sort_arguments(sig, keys, compare, values, valid_items, oob_default)
+    key_type, value_type, partial = arguments.key_type, arguments.value_type, arguments.partial
     with_values = value_type is not None
     block, n, lanes = _constants(sig, threads, items_per_thread, width)
     tile = lanes * n
     scratch, sort = warp_sorter(sig, key_type, value_type, block, lanes, n, partial, temp_storage,
                                 "pass threads= (the block's size)" if is_none(threads) else DYNAMIC_TEMP_STORAGE,
-                                sig.block_shape(threads))
-    check_keys = size_check(sig.primitive, "keys", exact=True)
-    check_values = size_check(sig.primitive, "values", exact=True)
+                                sig.block_shape(threads), arguments.order)
+    check_lengths = arguments.check_lengths
 
     def impl(keys, compare, values, valid_items, oob_default, temp_storage):
-        check_keys(keys, n)
-        if with_values:
-            check_values(values, n)
+        check_lengths(keys, values, n)
         if partial:
             valid = valid_items
         else:
@@ -170,13 +167,14 @@ def merge_sort(keys, compare, values=None, threads=None, items_per_thread=None, 
 
 
 def warp_sorter(sig, key_type, value_type, threads, width, items_per_thread, partial, temp_storage, hint,
-                shape=None):
+                shape=None, order=call_compare):
     """``(scratch, sort)``: device functions ``scratch(temp_storage)``, the buffer, and
     ``sort(keys, values, compare, valid, oob_default, buffer, temp_storage)`` sorting
     each logical warp's tile of ``key_type`` keys (and ``value_type`` values, or None)
     through it as ``merge_sort`` does, in blocks of ``threads`` (python ints, checked by
     the caller; of the constant ``shape`` where known, ``Signature.block_shape``;
-    ``hint``: how to fit a tile too big for static shared memory). (The
+    ``hint``: how to fit a tile too big for static shared memory; ``order``: the keys'
+    ``coop._core.merge.key_order``). (The
     buffer is the caller's to allocate: ``merge_sort`` allocates it in its
     implementation, where numba-cuda-mlir kernels compile it.)"""
     with_values = value_type is not None
@@ -190,7 +188,7 @@ def warp_sorter(sig, key_type, value_type, threads, width, items_per_thread, par
     # (a caller's buffer: the warp's first syncwarp precedes its writes; see the module
     # docstring for a block-wide primitive's use of the same array before)
     scratch, _ = storage(sig, temp_storage, layout, owner=(sig.primitive, width))
-    sort_group = group_sorter(key_type, value_type, items_per_thread, width, _warp_sync, partial)
+    sort_group = group_sorter(key_type, value_type, items_per_thread, width, _warp_sync, partial, order)
     block_rank = block_rank_of(shape)
 
     def sort(keys, values, compare, valid, oob_default, buffer, temp_storage):

@@ -58,6 +58,42 @@ def warp_merge_sort_kernel(dtype, threads, n, width, partial):
     return kernel
 
 
+def tuple_merge_sort_kernel(group, threads, n, partial):
+    """Tuple keys (int16 high, float32 low), compared as tuples, carrying a tuple of value
+    arrays (int32, float64), by the block or by logical warps of 16."""
+    T, N = threads, n
+
+    @cuda.jit
+    def kernel(x, out):
+        i = cuda.grid(1)
+        high = cuda.local.array(N, np.int16)
+        low = cuda.local.array(N, np.float32)
+        positions = cuda.local.array(N, np.int32)
+        halves = cuda.local.array(N, np.float64)
+        for j in range(N):
+            high[j] = x[i * N + j] >> 16
+            low[j] = x[i * N + j] & 0xFFFF
+            positions[j] = i * N + j
+            halves[j] = 0.5 * j
+        oob = (np.int16(32767), np.float32(np.inf))
+        if group == "block" and partial:
+            coop.block.merge_sort((high, low), operator.lt, (positions, halves), threads=T, items_per_thread=N,
+                                  valid_items=x.size % 97, oob_default=oob)
+        elif group == "block":
+            coop.block.merge_sort((high, low), operator.lt, (positions, halves), threads=T, items_per_thread=N)
+        else:
+            coop.warp.merge_sort((high, low), operator.lt, (positions, halves), threads=T, items_per_thread=N,
+                                 width=16, valid_items=x.size % 97, oob_default=oob)
+        for j in range(N):
+            out[i * N + j] = high[j] + low[j] + positions[j] + halves[j]
+
+    return kernel
+
+
+for _group, _partial in (("block", False), ("block", True), ("warp", True)):
+    case(f"merge_sort-{_group}-tuple-128x4{'-partial' if _partial else ''}", (types.int32[::1], types.float64[::1]))(
+        tuple_merge_sort_kernel(_group, 128, 4, _partial)
+    )
 for _name, _threads, _n, _values, _descending in (
     ("int32", 128, 4, False, False),
     ("int32", 256, 8, True, False),
@@ -138,3 +174,34 @@ def warp_merge_sort_width(x, out):
     keys = cuda.local.array(2, np.int32)
     coop.warp.merge_sort(keys, operator.lt, threads=32, items_per_thread=2, width=12)
     out[0] = keys[0]
+
+
+@misuse(
+    "merge-sort-tuple-keys-scalar-oob-default",
+    (types.int32[::1], types.int32[::1]),
+    "coop.block.merge_sort: oob_default must be convertible to UniTuple(int32 x 2), got int32",
+    threads=32,
+)
+def merge_sort_tuple_keys_scalar_oob_default(x, out):
+    high = cuda.local.array(2, np.int32)
+    low = cuda.local.array(2, np.int32)
+    coop.block.merge_sort((high, low), operator.lt, threads=32, items_per_thread=2, valid_items=x[0], oob_default=x[1])
+    out[0] = high[0] + low[0]
+
+
+@misuse(
+    "merge-sort-tuple-keys-member-wrong-length",
+    (types.int32[::1], types.int32[::1]),
+    "coop_error__coop_block_merge_sort__keys_wrong_length",
+    threads=32,
+)
+def merge_sort_tuple_keys_member_wrong_length(x, out):
+    high = cuda.local.array(2, np.int32)
+    low = cuda.local.array(3, np.int32)
+    for k in range(2):
+        high[k] = x[k]
+        low[k] = x[k]
+    low[2] = 0
+    coop.block.merge_sort((high, low), operator.lt, threads=32, items_per_thread=2)
+    out[0] = high[0] + low[0]
+
