@@ -302,6 +302,104 @@ def test_warp_merge_sort_tuple_keys_and_values(valid):
     check_tuple_sort("warp", 64, 3, "lambda" if valid else "lt", valid=valid, seed=3)
 
 
+def random_tuple_sort_kernel(group, shape, n, width, key_dtypes, value_dtypes, descending, partial, oob_default):
+    """A sort of 1 to 3 key members of ``key_dtypes`` carrying 0 to 2 value arrays, by the
+    block or by logical warps of ``width``; the arrays left out are not passed."""
+    T, N, W, M, V, OOB = shape, n, width, len(key_dtypes), len(value_dtypes), oob_default
+    D0, D1, D2 = (list(key_dtypes) + [np.int8] * 2)[:3]
+    E0, E1 = (list(value_dtypes) + [np.int8] * 2)[:2]
+    compare = operator.gt if descending else operator.lt
+    by_block, with_values = group == "block", V > 0
+    THREADS = size_of(shape)
+
+    @jit_any_block
+    def kernel(k0, k1, k2, v0, v1, valid):
+        rank = cuda.threadIdx.x + cuda.threadIdx.y * cuda.blockDim.x + cuda.threadIdx.z * cuda.blockDim.x * cuda.blockDim.y
+        at = cuda.blockIdx.x * THREADS * N + rank * N
+        a, b, c = cuda.local.array(N, D0), cuda.local.array(N, D1), cuda.local.array(N, D2)
+        p, q = cuda.local.array(N, E0), cuda.local.array(N, E1)
+        for i in range(N):
+            a[i], b[i], c[i], p[i], q[i] = k0[at + i], k1[at + i], k2[at + i], v0[at + i], v1[at + i]
+        keys, values = (a, b, c)[:M], (p, q)[:V]
+        if by_block and with_values and partial:
+            coop.block.merge_sort(keys, compare, values, threads=T, items_per_thread=N, valid_items=valid,
+                                  oob_default=OOB)
+        elif by_block and with_values:
+            coop.block.merge_sort(keys, compare, values, threads=T, items_per_thread=N)
+        elif by_block and partial:
+            coop.block.merge_sort(keys, compare, threads=T, items_per_thread=N, valid_items=valid, oob_default=OOB)
+        elif by_block:
+            coop.block.merge_sort(keys, compare, threads=T, items_per_thread=N)
+        elif with_values and partial:
+            coop.warp.merge_sort(keys, compare, values, threads=T, items_per_thread=N, width=W, valid_items=valid,
+                                 oob_default=OOB)
+        elif with_values:
+            coop.warp.merge_sort(keys, compare, values, threads=T, items_per_thread=N, width=W)
+        elif partial:
+            coop.warp.merge_sort(keys, compare, threads=T, items_per_thread=N, width=W, valid_items=valid,
+                                 oob_default=OOB)
+        else:
+            coop.warp.merge_sort(keys, compare, threads=T, items_per_thread=N, width=W)
+        for i in range(N):
+            k0[at + i], k1[at + i], k2[at + i], v0[at + i], v1[at + i] = a[i], b[i], c[i], p[i], q[i]
+
+    return kernel
+
+
+def random_members(dtype, rng, size):
+    """Few distinct items (ties between tuples show stability); floats with -0.0, which
+    ``<`` takes as +0.0."""
+    if np.dtype(dtype) == np.bool_:
+        return rng.integers(0, 2, size).astype(bool)
+    if np.dtype(dtype).kind == "f":
+        return np.array([-1.5, -0.0, 0.0, 2.0, np.inf], dtype)[rng.integers(0, 5, size)]
+    return rng.integers(0, 4, size).astype(dtype)
+
+
+@pytest.mark.parametrize("seed", range(16 if FULL_MATRIX else 4))
+def test_random_tuple_sorts(seed):
+    """Block and warp sorts of random tuple keys (1 to 3 members of any type) carrying 0 to
+    2 value arrays, either direction, whole or partial tiles, against NumPy's stable
+    lexsort of the members: the values are the keys' positions, so each key is checked to
+    have moved with its values."""
+    rng = np.random.default_rng(2000 + seed)
+    dtypes = INTEGER_DTYPES + [np.bool_, np.float16, np.float32, np.float64]
+    key_dtypes = [dtypes[i] for i in rng.integers(0, len(dtypes), rng.integers(1, 4))]
+    value_dtypes = [np.int32, np.float64][:int(rng.integers(0, 3))]
+    group = ["block", "warp"][rng.integers(0, 2)]
+    shape = [32, 64, 96, 33, (16, 4), (4, 2, 4)][rng.integers(0, 6)]
+    widths = [w for w in (1, 2, 4, 8, 16, 32) if size_of(shape) % w == 0]
+    width = widths[rng.integers(len(widths))]
+    n = int(rng.integers(1, 6))
+    descending, partial = bool(rng.integers(0, 2)), bool(rng.integers(0, 2))
+    tile = size_of(shape) * n if group == "block" else width * n
+    valid = int(rng.integers(1, tile + 1)) if partial else tile
+    worst = [(np.iinfo(d).min if descending else np.iinfo(d).max) if np.dtype(d).kind in "iu" else
+             (not descending) if np.dtype(d) == np.bool_ else (-np.inf if descending else np.inf) for d in key_dtypes]
+    oob_default = tuple(np.dtype(d).type(w) for d, w in zip(key_dtypes, worst))
+    size = 2 * size_of(shape) * n
+    keys = [random_members(d, rng, size) for d in key_dtypes]
+    positions = np.arange(size) % tile
+    values = [positions.astype(d) for d in value_dtypes]
+    arrays = [a.copy() for a in keys] + [np.zeros(size, np.int8)] * (3 - len(keys))
+    arrays += [v.copy() for v in values] + [np.zeros(size, np.int8)] * (2 - len(values))
+    kernel = random_tuple_sort_kernel(group, shape, n, width, key_dtypes, value_dtypes, descending, partial,
+                                      oob_default)
+    kernel[2, launch_shape(shape)](*arrays, valid)
+    what = (f"{group} {shape_id(shape)}x{n} (width {width}), keys {[np.dtype(d).name for d in key_dtypes]}, values "
+            f"{[np.dtype(d).name for d in value_dtypes]}, {'descending' if descending else 'ascending'}, "
+            f"{valid} of {tile} valid")
+    for t in range(size // tile):
+        tile_keys = [member[t * tile:t * tile + valid] for member in keys]
+        ranks = [np.unique(member + 0, return_inverse=True)[1].reshape(-1) for member in tile_keys]  # (-0.0 as 0.0)
+        order = np.lexsort([-r if descending else r for r in reversed(ranks)])
+        for j, member in enumerate(tile_keys):
+            assert_equal_exact(arrays[j][t * tile:t * tile + valid], member[order], f"{what}, tile {t}: key member {j}")
+        for j, dtype in enumerate(value_dtypes):
+            assert_equal_exact(arrays[3 + j][t * tile:t * tile + valid], order.astype(dtype),
+                               f"{what}, tile {t}: values {j}")
+
+
 def test_merge_sort_temp_storage_bytes_of_tuples():
     """A tuple of dtypes sizes tuple keys (and values): one slot per tile position, the
     size of the tuple (as a scratch slot: its members packed, aligned to the largest)."""
