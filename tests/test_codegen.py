@@ -85,6 +85,9 @@ def test_registers_only(compiled, name):
         one_d = name.endswith("-128")
         assert reads["%ntid"] == reads["%tid.z"] == 0 and (reads["%tid.y"] == 0) == one_d, (
             f"{name}: the block's shape read at run time, or threadIdx.y not where it varies: {reads}")
+    if name.startswith("load_store-tile_"):  # (offset=: the tile's start without a slice's clamp)
+        clamps = result["slice_clamps"]
+        assert (clamps == 0) == ("tile_offset" in name), f"{name}: {clamps} max.s64 (a slice's clamp) in the PTX"
     if "timesliced" in name:  # the warps' turns unrolled, as CUB's
         assert result["loops"] == 0, f"{name}: {result['loops']} loops left in the PTX"
 

@@ -495,3 +495,123 @@ def warp_guarded_load_kernel(dtype, n, width, algorithm):
             held_default[g * N + i] = items[i]
 
     return kernel
+
+
+# -- offset=: the tile's start given apart from the array ------------------------------------
+
+
+@functools.lru_cache(maxsize=None)
+def offset_kernel(dtype, n, threads, algorithm, by_warp):
+    """Loads (whole and partial, with a default) and stores (whole and partial) of each
+    block's tile, or each logical warp's of 16 lanes, twice: through ``offset=`` and
+    through the slice ``array[base:]``; ``shift`` moves every tile (misaligned vectors)."""
+    N, DT, T, ALG, W = n, dtype, threads, algorithm, 16
+
+    @jit_any_block
+    def kernel(x, shift, valid, by_offset, by_slice, out_by_offset, out_by_slice):
+        g = global_rank()
+        if by_warp:
+            base = (g // W) * W * N + shift
+        else:
+            base = cuda.blockIdx.x * block_threads() * N + shift
+        a = cuda.local.array(N, DT)
+        b = cuda.local.array(N, DT)
+        c = cuda.local.array(N, DT)
+        d = cuda.local.array(N, DT)
+        if by_warp:
+            coop.warp.load(x, a, W, items_per_thread=N, algorithm=ALG, threads=T, offset=base)
+            coop.warp.load(x[base:], b, W, items_per_thread=N, algorithm=ALG, threads=T)
+            coop.warp.load(x, c, W, items_per_thread=N, algorithm=ALG, threads=T, valid_items=valid, oob_default=x[0],
+                           offset=base)
+            coop.warp.load(x[base:], d, W, items_per_thread=N, algorithm=ALG, threads=T, valid_items=valid,
+                           oob_default=x[0])
+        else:
+            coop.block.load(x, a, threads=T, items_per_thread=N, algorithm=ALG, offset=base)
+            coop.block.load(x[base:], b, threads=T, items_per_thread=N, algorithm=ALG)
+            coop.block.load(x, c, threads=T, items_per_thread=N, algorithm=ALG, valid_items=valid, oob_default=x[0],
+                            offset=base)
+            coop.block.load(x[base:], d, threads=T, items_per_thread=N, algorithm=ALG, valid_items=valid,
+                            oob_default=x[0])
+        for i in range(N):
+            by_offset[2 * g * N + i] = a[i]
+            by_slice[2 * g * N + i] = b[i]
+            by_offset[(2 * g + 1) * N + i] = c[i]
+            by_slice[(2 * g + 1) * N + i] = d[i]
+        if by_warp:
+            coop.warp.store(out_by_offset, a, W, items_per_thread=N, algorithm=ALG, threads=T, valid_items=valid,
+                            offset=base)
+            coop.warp.store(out_by_slice[base:], b, W, items_per_thread=N, algorithm=ALG, threads=T,
+                            valid_items=valid)
+        else:
+            coop.block.store(out_by_offset, a, threads=T, items_per_thread=N, algorithm=ALG, valid_items=valid,
+                             offset=base)
+            coop.block.store(out_by_slice[base:], b, threads=T, items_per_thread=N, algorithm=ALG,
+                             valid_items=valid)
+
+    return kernel
+
+
+def offset_cases():
+    shapes = [64, (16, 4)]
+    cases = [pytest.param(a, shapes[k % 2], False, id=f"block-{a}") for k, a in enumerate(ALGORITHMS)]
+    cases += [pytest.param(a, 64, True, id=f"warp-{a}") for a in WARP_ALGORITHMS]
+    return cases
+
+
+@pytest.mark.parametrize("algorithm,shape,by_warp", offset_cases())
+@pytest.mark.parametrize("dtype", [np.int8, np.float64] if FULL_MATRIX else [np.float64])
+def test_offset_moves_the_tile_a_slice_moves(algorithm, shape, by_warp, dtype):
+    """``offset=base`` with the whole array loads and stores exactly what the slice
+    ``array[base:]`` does, whole tiles and partial ones, at every shift (vector
+    alignment), by the block and by logical warps."""
+    rng = np.random.default_rng(7)
+    n, threads = 4, size(shape)
+    kernel = offset_kernel(dtype, n, threads, algorithm, by_warp)
+    tile = 16 * n if by_warp else threads * n
+    for shift in (0, 1, 3):
+        for valid in (tile, tile // 2 + 1, 0):
+            x = data(dtype, shift + BLOCKS * threads * n + 8, rng)
+            held = [np.zeros(2 * BLOCKS * threads * n, dtype) for _ in range(2)]
+            outs = [np.full(x.size, sentinel(dtype), dtype) for _ in range(2)]
+            kernel[BLOCKS, shape](x, shift, valid, *held, *outs)
+            where = f"{'warp' if by_warp else 'block'} {algorithm}, shift {shift}, valid_items {valid}"
+            assert_equal_exact(held[0], held[1], f"loads, {where}")
+            assert_equal_exact(outs[0], outs[1], f"stores, {where}")
+
+
+def test_transform_with_offset():
+    """``coop.block.transform``'s ``offset=`` is the tile's start in ``src`` and ``dst``."""
+    T, N = 64, 4
+
+    @cuda.jit
+    def scale(x, out, n):
+        base = cuda.blockIdx.x * T * N
+        coop.block.transform(x, out, lambda v: 3 * v, threads=T, items_per_thread=N, valid_items=n - base,
+                             offset=base, algorithm="warp_transpose")
+
+    x = np.arange(BLOCKS * T * N - 5, dtype=np.float32)
+    out = np.full_like(x, -1)
+    scale[BLOCKS, T](x, out, x.size)
+    assert_equal_exact(out, 3 * x, "transform with offset=")
+
+
+@pytest.mark.skipif(ON_GPU, reason="an offset past the array is undefined on a GPU, as a pointer past it in CUB")
+def test_offset_past_the_array_raises_on_the_simulator():
+    @cuda.jit
+    def past(x):
+        items = cuda.local.array(2, np.int32)
+        coop.block.load(x, items, threads=32, offset=x.size + 1)
+
+    with pytest.raises(Exception, match=r"coop.block.load: offset must be from 0 to the array's length \(64\), got 65"):
+        past[1, 32](np.zeros(64, np.int32))
+
+
+@pytest.mark.skipif(ON_GPU, reason="the simulator's check: on a GPU, a group's tiles at different offsets are undefined")
+def test_offset_differing_within_a_block_raises_on_the_simulator():
+    @cuda.jit
+    def two_tiles(x):
+        items = cuda.local.array(2, np.int32)
+        coop.block.load(x, items, threads=64, offset=cuda.threadIdx.x // 32)
+
+    with pytest.raises(coop.CollectiveError, match="offset differs between the threads of block"):
+        two_tiles[1, 64](np.zeros(256, np.int32))

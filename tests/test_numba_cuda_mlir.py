@@ -153,6 +153,11 @@ CASES = {
         "items = cuda.local.array(4, x.dtype)\ncoop.block.load(x, items, threads=64, items_per_thread=4, "
         "algorithm='transpose', valid_items=200, oob_default=x[0])\n" + STORE,
         "np.concatenate([x[:200], np.repeat(x[0], 56)])"),
+    "block.load transpose and store direct, offset=": (  # (the tile's start apart from the array)
+        "items = cuda.local.array(4, x.dtype)\ncoop.block.load(x, items, threads=64, items_per_thread=4, "
+        "algorithm='transpose', valid_items=192, oob_default=x[0], offset=64)\n"
+        "coop.block.store(out, items, threads=64, items_per_thread=4, valid_items=192, offset=64)",
+        "np.concatenate([np.zeros(64, x.dtype), x[64:]])"),
     "block.load warp_transpose_timesliced": (
         "items = cuda.local.array(4, x.dtype)\ncoop.block.load(x, items, threads=64, items_per_thread=4, "
         "algorithm='warp_transpose_timesliced')\n" + STORE, "x"),

@@ -4,10 +4,11 @@
 
 A *tile* is the run of consecutive array elements that a group of threads (a logical
 warp, or a thread block) moves together: the caller passes the array starting at its
-group's tile (``d_in[tile_base:]``) and an items array per thread
-(``cuda.local.array(N, dtype)``). Each thread has a rank in the group (logical lane or
-block rank) and items are arranged as in CUB (the *arrangements*, positions functions
-``(rank, n, group) -> (tile position of item 0, distance between items)``):
+group's tile (``d_in[tile_base:]``, or ``d_in`` and ``offset=tile_base``:
+``tile_start``) and an items array per thread (``cuda.local.array(N, dtype)``). Each
+thread has a rank in the group (logical lane or block rank) and items are arranged as in
+CUB (the *arrangements*, positions functions ``(rank, n, group) -> (tile position of
+item 0, distance between items)``):
 
 - ``blocked``: item ``i`` of rank ``r`` is tile position ``r * N + i``;
 - ``striped``: item ``i`` of rank ``r`` is tile position ``i * G + r`` (``G`` threads
@@ -43,6 +44,7 @@ from numba.cuda import types
 from coop._core.algorithm import Algorithm, choose
 from coop._core.backend import SIMULATOR, device_function
 from coop._core.constants import specialised, without_dead_branches
+from coop._core.errors import CoopError
 from coop._core.misuse import size_check
 from coop._core.specialize import is_none
 from coop._core.values import check_dtype, converter, convertible
@@ -58,7 +60,7 @@ if SIMULATOR:
         array[index] = value
 
 else:
-    from coop._core.compilers.numba_cuda_intrinsics import element, set_element
+    from coop._core.compilers.numba_cuda_intrinsics import element, set_element, tile_from
 
 # Tile positions are uint64 throughout: mixing in a signed integer would make Numba
 # compute in float64 (NumPy's rule), and signed array indices cost a wraparound select.
@@ -334,6 +336,31 @@ def _access_function(algorithm, item_type, array_type, guarded, is_load):
     if algorithm.vectorize:
         return vectorized(item_type, array_type, is_load)
     return read_all if is_load else write_all
+
+
+def tile_start(sig, offset):
+    """``start(array, offset)``: the array from the tile's first element, ``array[offset:]``
+    for an ``offset=`` argument (a run-time integer, from 0 to the array's length), the
+    array itself without one. Compiled, without a slice's wraparound and clamp
+    (``tile_from``); the simulator checks the offset."""
+    if is_none(offset):
+        return _whole_array
+    sig.run_time_int(offset, "offset")
+    if not SIMULATOR:
+        return tile_from
+    primitive = sig.primitive
+
+    def start(array, offset):
+        if not 0 <= offset <= len(array):
+            raise CoopError(f"{primitive}: offset must be from 0 to the array's length ({len(array)}), got {offset}")
+        return array[offset:]
+
+    return start
+
+
+@device_function
+def _whole_array(array, offset):
+    return array
 
 
 def specialise_tile(sig, array, items, items_per_thread, algorithm, valid_items, oob_default, temp_storage,

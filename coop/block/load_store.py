@@ -69,6 +69,7 @@ from coop._core.tile import (
     specialise_tile,
     striped,
     tile_limit,
+    tile_start,
     tile_temp_storage_bytes,
     valid_span,
     warp_striped,
@@ -160,9 +161,9 @@ def _specialise(sig, array, items, threads, items_per_thread, algorithm, valid_i
     return move, thread_count(block), block_rank_of(shape, fresh=True), chosen
 
 
-@primitive("coop.block.load", temp_storage_bytes, group="block", uniform=("valid_items",))
+@primitive("coop.block.load", temp_storage_bytes, group="block", uniform=("valid_items", "offset"))
 def load(src, items, threads=None, items_per_thread=None, algorithm="direct", valid_items=None, oob_default=None,
-         temp_storage=None):
+         temp_storage=None, offset=None):
     """Load the block's tile from ``src`` into every thread's ``items`` (CUB
     BlockLoad::Load).
 
@@ -187,6 +188,8 @@ def load(src, items, threads=None, items_per_thread=None, algorithm="direct", va
         {temp_storage}
         {temp_storage_size} Only the transposes use it; 0 for the other algorithms,
         which leave it alone.
+    offset : int, run time, optional
+        {tile_offset}
 
     Returns
     -------
@@ -228,21 +231,22 @@ def load(src, items, threads=None, items_per_thread=None, algorithm="direct", va
         copy_plus_one[2, THREADS](x, out, len(x))
         assert (out == x + 1).all()
     """
+    sig = Signature("coop.block.load")
     move, count_threads, block_rank, _ = _specialise(
-        Signature("coop.block.load"), src, items, threads, items_per_thread, algorithm, valid_items, oob_default,
-        temp_storage, True,
+        sig, src, items, threads, items_per_thread, algorithm, valid_items, oob_default, temp_storage, True,
     )
+    start = tile_start(sig, offset)
 
-    def impl(src, items, valid_items, oob_default, temp_storage):
-        move(src, items, np.uint64(block_rank()), np.uint64(count_threads()), valid_items, oob_default,
-             temp_storage)
+    def impl(src, items, valid_items, oob_default, temp_storage, offset):
+        move(start(src, offset), items, np.uint64(block_rank()), np.uint64(count_threads()), valid_items,
+             oob_default, temp_storage)
 
     return impl
 
 
-@primitive("coop.block.store", temp_storage_bytes, group="block", uniform=("valid_items",))
+@primitive("coop.block.store", temp_storage_bytes, group="block", uniform=("valid_items", "offset"))
 def store(dst, items, threads=None, items_per_thread=None, algorithm="direct", valid_items=None,
-          temp_storage=None):
+          temp_storage=None, offset=None):
     """Store every thread's ``items`` into the block's tile of ``dst`` (CUB
     BlockStore::Store), in the arrangement ``coop.block.load`` reads with the same
     ``algorithm``. The transposes first rearrange ``items`` in place through shared
@@ -268,6 +272,8 @@ def store(dst, items, threads=None, items_per_thread=None, algorithm="direct", v
         {temp_storage}
         {temp_storage_size} Only the transposes use it; 0 for the other algorithms,
         which leave it alone.
+    offset : int, run time, optional
+        {tile_offset}
 
     Returns
     -------
@@ -304,13 +310,15 @@ def store(dst, items, threads=None, items_per_thread=None, algorithm="direct", v
         double[2, 128](x, out)
         assert (out == 2 * x).all()
     """
+    sig = Signature("coop.block.store")
     move, count_threads, block_rank, _ = _specialise(
-        Signature("coop.block.store"), dst, items, threads, items_per_thread, algorithm, valid_items, None,
-        temp_storage, False,
+        sig, dst, items, threads, items_per_thread, algorithm, valid_items, None, temp_storage, False,
     )
+    start = tile_start(sig, offset)
 
-    def impl(dst, items, valid_items, temp_storage):
-        move(dst, items, np.uint64(block_rank()), np.uint64(count_threads()), valid_items, None, temp_storage)
+    def impl(dst, items, valid_items, temp_storage, offset):
+        move(start(dst, offset), items, np.uint64(block_rank()), np.uint64(count_threads()), valid_items, None,
+             temp_storage)
 
     return impl
 
@@ -330,9 +338,9 @@ def transform_valid(items, output, op, convert, rank, group, positions, limit):
             output[i] = convert(op(items[i]))
 
 
-@primitive("coop.block.transform", group="block", uniform=("valid_items",))
+@primitive("coop.block.transform", group="block", uniform=("valid_items", "offset"))
 def transform(src, dst, op, threads=None, items_per_thread=None, algorithm="direct", valid_items=None,
-              temp_storage=None):
+              temp_storage=None, offset=None):
     """Map the block's tile: ``dst[k] = op(src[k])`` for every item ``k`` of the tile,
     converted to ``dst``'s dtype (CUB BlockLoad, a loop over each thread's items and
     BlockStore, in one call).
@@ -369,6 +377,8 @@ def transform(src, dst, op, threads=None, items_per_thread=None, algorithm="dire
         items_per_thread, algorithm=...)`` and ``coop.block.store.temp_storage_bytes``
         of ``dst.dtype``. Without it the transposes' load and store share one buffer of
         their own.
+    offset : int, run time, optional
+        {tile_offset} The same for ``src`` and ``dst``.
 
     Returns
     -------
@@ -431,8 +441,9 @@ def transform(src, dst, op, threads=None, items_per_thread=None, algorithm="dire
     convert = converter(out_type)
     limit_of = tile_limit(valid_items)
     own_scratch = scratch is not None
+    start = tile_start(sig, offset)
 
-    def impl(src, dst, op, valid_items, temp_storage):
+    def impl(src, dst, op, valid_items, temp_storage, offset):
         items = cuda.local.array(n, in_type)
         output = cuda.local.array(n, out_type)
         if own_scratch:
@@ -440,12 +451,12 @@ def transform(src, dst, op, threads=None, items_per_thread=None, algorithm="dire
         else:
             buffer = temp_storage
         rank, group = np.uint64(block_rank()), np.uint64(count_threads())
-        load_tile(src, items, rank, group, valid_items, None, buffer)
+        load_tile(start(src, offset), items, rank, group, valid_items, None, buffer)
         if guarded:
             transform_valid(items, output, op, convert, rank, group, positions, limit_of(valid_items))
         else:
             thread_transform(items, output, op)
-        store_tile(dst, output, rank, group, valid_items, None, buffer)
+        store_tile(start(dst, offset), output, rank, group, valid_items, None, buffer)
 
     return impl
 

@@ -42,7 +42,7 @@ import numpy as np
 
 from coop._core.shuffle import logical_warp
 from coop._core.specialize import PRIMITIVE_DEFAULT, Signature, device_function, primitive
-from coop._core.tile import TileAlgorithm, blocked, specialise_tile, striped, tile_temp_storage_bytes
+from coop._core.tile import TileAlgorithm, blocked, specialise_tile, striped, tile_start, tile_temp_storage_bytes
 from coop.warp.exchange import check_logical_warps, warp_exchange_layout, warp_exchanger
 
 __all__ = ["load", "store"]
@@ -135,9 +135,9 @@ def temp_storage_bytes(sig, value_type, threads, items_per_thread, width=PRIMITI
     return tile_temp_storage_bytes(warp_algorithms(lanes, block), sig, value_type, lanes, block, n, algorithm)
 
 
-@primitive("coop.warp.load", temp_storage_bytes, group="warp", uniform=("valid_items",))
+@primitive("coop.warp.load", temp_storage_bytes, group="warp", uniform=("valid_items", "offset"))
 def load(src, items, width=32, items_per_thread=None, algorithm="direct", valid_items=None, oob_default=None,
-         threads=None, temp_storage=None):
+         threads=None, temp_storage=None, offset=None):
     """Load a logical warp's tile from ``src`` into each lane's ``items`` (CUB
     WarpLoad::Load).
 
@@ -170,6 +170,8 @@ def load(src, items, width=32, items_per_thread=None, algorithm="direct", valid_
     temp_storage : shared array, optional
         {warp_temp_storage}
         {temp_storage_size} Only ``"transpose"`` uses it.
+    offset : int, run time, optional
+        {tile_offset}
 
     Returns
     -------
@@ -210,20 +212,21 @@ def load(src, items, width=32, items_per_thread=None, algorithm="direct", valid_
         copy_tiles[1, THREADS](x, out)
         assert (out == x).all()
     """
+    sig = Signature("coop.warp.load")
     warp_move = _warp_specialise(
-        Signature("coop.warp.load"), src, items, width, items_per_thread, algorithm, valid_items, oob_default,
-        threads, temp_storage, True,
+        sig, src, items, width, items_per_thread, algorithm, valid_items, oob_default, threads, temp_storage, True,
     )
+    start = tile_start(sig, offset)
 
-    def impl(src, items, valid_items, oob_default, temp_storage):
-        warp_move(src, items, valid_items, oob_default, temp_storage)
+    def impl(src, items, valid_items, oob_default, temp_storage, offset):
+        warp_move(start(src, offset), items, valid_items, oob_default, temp_storage)
 
     return impl
 
 
-@primitive("coop.warp.store", temp_storage_bytes, group="warp", uniform=("valid_items",))
+@primitive("coop.warp.store", temp_storage_bytes, group="warp", uniform=("valid_items", "offset"))
 def store(dst, items, width=32, items_per_thread=None, algorithm="direct", valid_items=None, threads=None,
-          temp_storage=None):
+          temp_storage=None, offset=None):
     """Store each lane's ``items`` into a logical warp's tile of ``dst`` (CUB
     WarpStore::Store), in the arrangement ``coop.warp.load`` reads with the same
     ``algorithm``.
@@ -254,6 +257,8 @@ def store(dst, items, width=32, items_per_thread=None, algorithm="direct", valid
     temp_storage : shared array, optional
         {warp_temp_storage}
         {temp_storage_size} Only ``"transpose"`` uses it.
+    offset : int, run time, optional
+        {tile_offset}
 
     Returns
     -------
@@ -289,12 +294,13 @@ def store(dst, items, width=32, items_per_thread=None, algorithm="direct", valid
         ramp[1, 32](out, len(out))
         assert (out == np.arange(40) % 32).all()
     """
+    sig = Signature("coop.warp.store")
     warp_move = _warp_specialise(
-        Signature("coop.warp.store"), dst, items, width, items_per_thread, algorithm, valid_items, None, threads,
-        temp_storage, False,
+        sig, dst, items, width, items_per_thread, algorithm, valid_items, None, threads, temp_storage, False,
     )
+    start = tile_start(sig, offset)
 
-    def impl(dst, items, valid_items, temp_storage):
-        warp_move(dst, items, valid_items, None, temp_storage)
+    def impl(dst, items, valid_items, temp_storage, offset):
+        warp_move(start(dst, offset), items, valid_items, None, temp_storage)
 
     return impl

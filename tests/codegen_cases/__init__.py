@@ -69,6 +69,7 @@ def compile_case(name):
         "shuffles": ptx.count("shfl.sync"),
         "shared_loads": ptx.count("ld.shared"),
         "shape_reads": {register: ptx.count(register) for register in ("%ntid", "%tid.y", "%tid.z")},
+        "slice_clamps": ptx.count("max.s64"),
         "link_errors": LINK_ERROR.findall(ptx),
         "debug_checks": ptx.count("trap;") + ptx.count("vprintf"),
         "loops": backward_branches(ptx),

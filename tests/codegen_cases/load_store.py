@@ -100,6 +100,41 @@ def load_store_transform(x, out, valid):
                          algorithm="warp_transpose", valid_items=valid)
 
 
+def tile_offset_kernel(tile_start, algorithm, items):
+    """A float64 tile copy by the block and by logical warps of 16, the tiles given as
+    ``offset=`` or as slices (``tile_start``): ``test_codegen`` counts the slices'
+    clamps (max.s64), none with ``offset=``."""
+    N, ALG = items, algorithm
+    by_offset = tile_start == "offset"
+
+    @cuda.jit
+    def kernel(x, out):
+        values = cuda.local.array(N, np.float64)
+        base = cuda.blockIdx.x * 128 * N
+        warp_base = (cuda.grid(1) // 16) * 16 * N
+        if by_offset:
+            coop.block.load(x, values, threads=(128,), items_per_thread=N, algorithm=ALG, offset=base)
+            coop.block.store(out, values, threads=(128,), items_per_thread=N, algorithm=ALG, offset=base)
+            coop.warp.load(x, values, 16, items_per_thread=N, offset=warp_base)
+            coop.warp.store(out, values, width=16, items_per_thread=N, offset=warp_base)
+            coop.block.transform(x, out, lambda v: -v, threads=(128,), items_per_thread=N, offset=base)
+        else:
+            coop.block.load(x[base:], values, threads=(128,), items_per_thread=N, algorithm=ALG)
+            coop.block.store(out[base:], values, threads=(128,), items_per_thread=N, algorithm=ALG)
+            coop.warp.load(x[warp_base:], values, 16, items_per_thread=N)
+            coop.warp.store(out[warp_base:], values, width=16, items_per_thread=N)
+            coop.block.transform(x[base:], out[base:], lambda v: -v, threads=(128,), items_per_thread=N)
+
+    return kernel
+
+
+for _start in ("offset", "slice"):
+    for _alg, _n in (("direct", 16), ("vectorize", 4), ("warp_transpose", 4)):
+        case(f"load_store-tile_{_start}-float64-{_alg}-128x{_n}", (types.float64[::1], types.float64[::1]))(
+            tile_offset_kernel(_start, _alg, _n)
+        )
+
+
 def block_shuffle_kernel(dtype, threads):
     T = threads
 

@@ -16,7 +16,8 @@ constant here, ``*_ASM``):
   ``loader``: typed values at word-aligned slots of a buffer; ``atomic_add_element``
   (CUDA's atomicAdd on an array's element, shared or global);
 - array elements (``coop._core.tile``): ``element``, ``set_element`` (numba-cuda's own
-  indexing: numba-cuda-mlir's addresses a contiguous array's element without its stride);
+  indexing: numba-cuda-mlir's addresses a contiguous array's element without its stride),
+  ``tile_from`` (an array from a tile's first element, without a slice's clamp);
 - vectors (``coop._core.vector``): ``address``, ``vector_loader``, ``vector_storer``;
 - memory order (``coop._core.memory_order``): ``load_acquire``, ``store_release``,
   ``store_relaxed_pair``, ``load_relaxed_pair``;
@@ -489,6 +490,41 @@ def set_element(array, index, value):
 
 element = _recipe(register_jitable(element), "element")
 set_element = _recipe(register_jitable(set_element), "set_element")
+
+
+@intrinsic
+def tile_from(typingctx, array, offset):
+    """``array[offset:]`` of a 1-D array, ``offset`` from 0 to its length, without a
+    slice's fix-ups: Numba's slicing wraps a negative start around and clamps it to the
+    length (a compare, a max and two selects, and the length read, before the first
+    access: 2.4% of a float64 128x16 tile copy on an H100, BENCHMARKS.md); here the data
+    pointer moves by ``offset`` items and the length shrinks by as many."""
+    if not (isinstance(array, types.Array) and array.ndim == 1 and isinstance(offset, types.Integer)):
+        return None
+
+    def codegen(context, builder, sig, args):
+        from numba.cuda.np.arrayobj import populate_array
+
+        array_type = sig.args[0]
+        made = context.make_array(array_type)(context, builder, args[0])
+        start = context.cast(builder, args[1], sig.args[1], types.intp)
+        (stride,) = cgutils.unpack_tuple(builder, made.strides, 1)
+        (length,) = cgutils.unpack_tuple(builder, made.shape, 1)
+        if array_type.layout in "CF":
+            data = builder.gep(made.data, [start], inbounds=True)
+        else:
+            byte = ir.IntType(8).as_pointer(made.data.type.addrspace)
+            moved = builder.gep(builder.bitcast(made.data, byte), [builder.mul(start, stride)], inbounds=True)
+            data = builder.bitcast(moved, made.data.type)
+        view = context.make_array(sig.return_type)(context, builder)
+        populate_array(view, data=data, shape=[builder.sub(length, start)], strides=[stride],
+                       itemsize=made.itemsize, meminfo=made.meminfo, parent=made.parent)
+        return view._getvalue()
+
+    return array(array, offset), codegen
+
+
+_recipe(tile_from, "tile_from")
 
 
 # -- vectors --------------------------------------------------------------------------

@@ -422,6 +422,15 @@ def _select():
     return jitable(select)
 
 
+def _tile_from():
+    # (numba-cuda-mlir's slicing has no clamp to take out: it moves the data pointer by
+    # the start times the stride)
+    def tile_from(array, offset):
+        return array[offset:]
+
+    return jitable(tile_from, inline=True)
+
+
 def _int64_constant(value):
     def constant():
         return np.int64(value)
@@ -1213,6 +1222,7 @@ _RECIPES = {
     "vector_storer": functools.partial(_vector_mover, is_load=False),
     "element": functools.partial(_element_access, True),
     "set_element": functools.partial(_element_access, False),
+    "tile_from": _tile_from,
     "local_array_tuple": _local_array_tuple,
     "slot32": _slot32,
     "bit_conversion": _bit_conversion,
