@@ -215,15 +215,20 @@ def test_block_merge_sort_twice_in_a_row():
 
 # -- tuple keys and values -------------------------------------------------------------------
 
+@cuda.jit(device=True)
+def second_descending(a, b):
+    """Tuple keys by their second member, largest first, then by their first."""
+    return a[1] > b[1] or (a[1] == b[1] and a[0] < b[0])
+
+
 # Tuple keys (int16, float32) compared as tuples: lexicographically (operator.lt), or by a
-# lambda on their members (the second descending, then the first); the reference is NumPy's
-# stable lexsort of the members.
+# device function reading their members; the reference is NumPy's stable lexsort of the
+# members.
 TUPLE_COMPARATORS = {
     "lt": (operator.lt, lambda high, low: np.lexsort((low, high))),
-    "lambda": (lambda a, b: a[1] > b[1] or (a[1] == b[1] and a[0] < b[0]),
-               lambda high, low: np.lexsort((high, -low.astype(np.float64)))),
+    "device_function": (second_descending, lambda high, low: np.lexsort((high, -low.astype(np.float64)))),
 }
-TUPLE_OOB = {"lt": (np.int16(32767), np.float32(np.inf)), "lambda": (np.int16(32767), np.float32(-np.inf))}
+TUPLE_OOB = {"lt": (np.int16(32767), np.float32(np.inf)), "device_function": (np.int16(32767), np.float32(-np.inf))}
 
 
 def tuple_sort_kernel(group, shape, n, compare, partial, oob_default):
@@ -294,12 +299,12 @@ def test_block_merge_sort_tuple_keys_and_values(shape, n, comparator):
 
 @pytest.mark.parametrize("valid", [1, 100, 191])
 def test_block_merge_sort_tuple_keys_partial_tiles(valid):
-    check_tuple_sort("block", 64, 3, "lt" if valid % 2 else "lambda", valid=valid, seed=valid)
+    check_tuple_sort("block", 64, 3, "lt" if valid % 2 else "device_function", valid=valid, seed=valid)
 
 
 @pytest.mark.parametrize("valid", [None, 0, 21])
 def test_warp_merge_sort_tuple_keys_and_values(valid):
-    check_tuple_sort("warp", 64, 3, "lambda" if valid else "lt", valid=valid, seed=3)
+    check_tuple_sort("warp", 64, 3, "device_function" if valid else "lt", valid=valid, seed=3)
 
 
 def random_tuple_sort_kernel(group, shape, n, width, key_dtypes, value_dtypes, descending, partial, oob_default):

@@ -261,16 +261,34 @@ def storage(sig, temp_storage, layout, owner):
 PART_ALIGNMENT = 16  # bytes: where parts start (a slot of every scalar type may start there)
 
 
-def part_bytes(nbytes):
+def part_bytes(nbytes, *slots):
     """A logical warp's part of a buffer holding its ``nbytes`` of scratch, rounded up to
-    ``PART_ALIGNMENT``. A layout of ``warps`` parts is ``warps * part_bytes(...)``."""
-    return -(-nbytes // PART_ALIGNMENT) * PART_ALIGNMENT
+    ``PART_ALIGNMENT`` and to a multiple of the sizes ``slots`` (bytes of the slots the
+    part holds, where one does not divide ``PART_ALIGNMENT``: a tuple's 24, say). A
+    layout of ``warps`` parts is ``warps * part_bytes(...)``."""
+    step = math.lcm(PART_ALIGNMENT, *slots)
+    return -(-nbytes // step) * step
+
+
+def check_part_slots(sig, temp_storage, *value_types):
+    """Refuse a caller's ``temp_storage`` to per-warp parts of values whose slots do not
+    divide ``PART_ALIGNMENT`` (a tuple's 12 or 24 bytes, say): the array's parts start at
+    its multiples, for every warp primitive sharing it, and such slots cannot."""
+    if sig.temp_storage(temp_storage) is None:
+        return
+    for value_type in value_types:
+        size = slot_bytes(value_type)
+        if PART_ALIGNMENT % size:
+            raise sig.error("temp_storage", f"cannot hold {value_type} items ({size} bytes in shared memory): a "
+                                            f"caller's array is divided into the logical warps' parts at multiples "
+                                            f"of {PART_ALIGNMENT} bytes, where such items cannot start; leave it out "
+                                            f"(the call takes its own), or use items of 1, 2, 4, 8 or 16 bytes")
 
 
 def part_offsets(sig, temp_storage, parts, bytes_per_part, unit):
     """``offset(temp_storage, part)``: where part ``part`` (a logical warp's) of the
     scratch buffer starts, as an index of ``unit``-byte slots (``unit`` divides
-    ``PART_ALIGNMENT``: the slots of items arrays' scalar types).
+    ``bytes_per_part``, see ``part_bytes``).
 
     In the primitive's own buffer the parts are ``bytes_per_part`` apart (see
     ``part_bytes``). A caller's ``temp_storage`` is divided into ``parts`` equal parts
@@ -278,8 +296,9 @@ def part_offsets(sig, temp_storage, parts, bytes_per_part, unit):
     ``PART_ALIGNMENT``), so warp primitives given the same array put each logical warp's
     scratch in the same part, and a warp may call one after another without waiting for
     the other warps, as CUB's per-warp TempStorage union allows (an array sized with the
-    largest ``temp_storage_bytes`` of the calls gives each part enough)."""
-    assert PART_ALIGNMENT % unit == 0 and bytes_per_part % PART_ALIGNMENT == 0, (unit, bytes_per_part)
+    largest ``temp_storage_bytes`` of the calls gives each part enough; slots whose size
+    does not divide ``PART_ALIGNMENT`` cannot start there: ``check_part_slots``)."""
+    assert bytes_per_part % unit == 0 and bytes_per_part % PART_ALIGNMENT == 0, (unit, bytes_per_part)
     if sig.temp_storage(temp_storage) is None:
         step = bytes_per_part // unit
 

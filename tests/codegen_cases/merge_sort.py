@@ -205,3 +205,22 @@ def merge_sort_tuple_keys_member_wrong_length(x, out):
     coop.block.merge_sort((high, low), operator.lt, threads=32, items_per_thread=2)
     out[0] = high[0] + low[0]
 
+
+@misuse(
+    "warp-merge-sort-24-byte-tuple-keys-temp-storage",
+    (types.float64[::1], types.int32[::1]),
+    "coop.warp.merge_sort: temp_storage cannot hold Tuple(float64, float64, int8) items (24 bytes in shared memory)",
+    threads=32,
+)
+def warp_merge_sort_24_byte_tuple_keys_temp_storage(x, out):
+    temp = cuda.shared.array(8192, np.uint8)
+    a = cuda.local.array(2, np.float64)
+    b = cuda.local.array(2, np.float64)
+    c = cuda.local.array(2, np.int8)
+    for k in range(2):
+        a[k] = x[k]
+        b[k] = x[k]
+        c[k] = k
+    coop.warp.merge_sort((a, b, c), operator.lt, threads=32, items_per_thread=2, temp_storage=temp)
+    out[0] = c[0]
+
