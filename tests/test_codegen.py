@@ -78,8 +78,12 @@ def test_registers_only(compiled, name):
         assert result["shuffles"] > 0, f"{name}: no shfl.sync in PTX"
     if name.startswith("warp_reduce_batched_tree"):  # (no shuffles duplicated into divergent branches)
         assert result["shuffles"] == 6, f"{name}: {result['shuffles']} shfl.sync in PTX, the tree needs 6"
-    if name.startswith("block_raking_reads"):  # (the downsweep reads no slot the upsweep read)
-        assert result["shared_loads"] == 10, f"{name}: {result['shared_loads']} shared loads, not 8 + 2"
+    if name.startswith("block_raking_reads"):  # (the segment's 8 slots read in the upsweep and again in the
+        # downsweep, after side-effecting shuffles: numba_cuda_intrinsics.WARP_INSTRUCTION)
+        assert result["shared_loads"] == 17, f"{name}: {result['shared_loads']} shared loads, not 17"
+    if name.startswith("device-top_k"):  # (a warp's broadcast int64 position: two shuffles wherever NVVM copies it)
+        assert result["odd_shuffle_blocks"] == 0, (
+            f"{name}: {result['odd_shuffle_blocks']} basic blocks shuffle one word of a two-word broadcast")
     if name.startswith("block_shape-") and not coop_debug_on():  # (the rank from the constant shape, as
         reads = result["shape_reads"]                               # CUB's BLOCK_DIM_X/Y/Z)
         one_d = name.endswith("-128")

@@ -70,6 +70,7 @@ def compile_case(name):
         "shared_loads": ptx.count("ld.shared"),
         "shape_reads": {register: ptx.count(register) for register in ("%ntid", "%tid.y", "%tid.z")},
         "slice_clamps": ptx.count("max.s64"),
+        "odd_shuffle_blocks": sum(block.count("shfl.sync.idx") % 2 for block in re.split(r"\n\$L__BB\d+_\d+:", ptx)),
         "link_errors": LINK_ERROR.findall(ptx),
         "debug_checks": ptx.count("trap;") + ptx.count("vprintf"),
         "loops": backward_branches(ptx),

@@ -57,17 +57,23 @@ def _as_width(builder, value, bits):
     return value
 
 
-# A warp instruction's call attributes: ``convergent`` (never made dependent on more control
-# flow than the caller's: every lane of its mask must reach it) and ``readnone`` (it reads
-# and writes no memory: its result is its operands' and its lanes'). Side-effecting PTX
-# (CUB's ``asm volatile``) is, to LLVM, a write of any memory: shared slots read before a
-# scan step were read again after it (the raking scans' downsweep).
-WARP_INSTRUCTION = ("convergent", "nounwind", "readnone")
+# A warp instruction (shfl, redux, vote) is side-effecting PTX, as CUB's ``asm volatile``,
+# and ``convergent`` (never made dependent on more control flow than the caller's: every
+# lane of its mask must reach it). CUDA 13's NVVM may still copy a warp's code on a lane's
+# own condition, each copy with its own shuffles (which sm_70 and later pair up by mask, so
+# long as every lane runs the same sequence of them). Marked ``readnone`` (2026-12-07,
+# fc978e9), equal shuffles in one copy were merged: in coop.device.top_k's warp-aggregated
+# atomic (lane 0 adds, then broadcasts the int64 result) the other lanes' copy shuffled the
+# constant 0 for both words, kept one shuffle for the two, and paired it with lane 0's
+# first: garbage positions, an out-of-bounds write on an H100. What readnone bought (the
+# raking downsweep not reading again what the upsweep read: 1-2% at 512x8) is not worth it.
+WARP_INSTRUCTION = ("convergent", "nounwind")
 
 
 def _warp_asm(builder, fnty, text, constraints, args):
-    """A call of inline PTX for a warp instruction (shfl, redux, vote), WARP_INSTRUCTION."""
-    return builder.call(ir.InlineAsm(fnty, text, constraints, side_effect=False), args, attrs=WARP_INSTRUCTION)
+    """A call of inline PTX for a warp instruction (shfl, redux, vote), side-effecting and
+    WARP_INSTRUCTION."""
+    return builder.call(ir.InlineAsm(fnty, text, constraints, side_effect=True), args, attrs=WARP_INSTRUCTION)
 
 
 def _integers(*tys):
@@ -167,7 +173,7 @@ def shuffle(mode, c, with_predicate=False):
         predicates = []
 
         def word(w):
-            result = builder.call(shfl, (mask32, mode_const, w, b32, c_const), attrs=WARP_INSTRUCTION)
+            result = builder.call(shfl, (mask32, mode_const, w, b32, c_const))
             predicates.append(builder.extract_value(result, 1))
             return builder.extract_value(result, 0)
 
@@ -292,7 +298,9 @@ def lanes_below(typingctx):
 
     def codegen(context, builder, sig, args):
         i32 = ir.IntType(32)
-        return _warp_asm(builder, ir.FunctionType(i32, ()), _LANES_BELOW_ASM, "=r", ())
+        # (pure: the lane's own mask, no other lane's value; readnone, as the register is)
+        return builder.call(ir.InlineAsm(ir.FunctionType(i32, ()), _LANES_BELOW_ASM, "=r", side_effect=False), (),
+                            attrs=("nounwind", "readnone"))
 
     return types.uint32(), codegen
 
