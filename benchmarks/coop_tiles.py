@@ -19,15 +19,13 @@ same for the load and the store, as CUB's BlockLoad / BlockStore):
 - ``tile_copy_ALG``: ``coop.block.load`` the tile into ``cuda.local.array(ITEMS)``,
   ``coop.block.store`` it to ``out``;
 - ``tile_transform_ALG``: the same with ``items[k] = items[k] * 3 + 1`` in between;
-- ``tile_block_transform_ALG``: ``coop.block.transform(d_in, d_out, triple_plus_one, ...,
-  offset=base)`` (the same computation as one primitive; CUB has no counterpart, it is
-  compared with CUB's transform kernel).
+- ``tile_block_transform_ALG``: ``coop.block.transform(d_in[base:], d_out[base:],
+  triple_plus_one, ...)`` (the same computation as one primitive; CUB has no counterpart,
+  it is compared with CUB's transform kernel).
 
 Every call passes ``threads=SHAPE, items_per_thread=ITEMS`` (CUB's template arguments:
 ``SHAPE = (THREADS,)``, a 1-D block, as CUB's ``BLOCK_DIM_X = THREADS`` with
-``BLOCK_DIM_Y = BLOCK_DIM_Z = 1``) and the whole arrays with ``offset=base``, the
-block's tile start (CUB's ``d_in + block_offset``; a slice ``d_in[base:]`` would add
-Numba's clamp of the start, since 2026-12-07 the kernels do not slice);
+``BLOCK_DIM_Y = BLOCK_DIM_Z = 1``);
 the transposes of ``tile_copy`` / ``tile_transform`` share one ``temp_storage=`` between
 the load and the store (``cuda.shared.array(BYTES, np.uint8, alignment=16)``, BYTES from
 ``coop.block.load.temp_storage_bytes`` at import), as CUB's kernels share a TempStorage
@@ -211,7 +209,7 @@ SIGNATURE = "void({dtype}[::1], {dtype}[::1])"
 def tile_sum(x, out):
     items = cuda.local.array(ITEMS, DTYPE)
     base = cuda.blockIdx.x * TILE
-    coop.block.load(x, items, threads=SHAPE, algorithm="striped", offset=base)
+    coop.block.load(x[base:], items, threads=SHAPE, algorithm="striped")
     total = coop.block.sum(items, threads=SHAPE)
     if cuda.threadIdx.x == 0:
         out[cuda.blockIdx.x] = total
@@ -220,9 +218,9 @@ def tile_sum(x, out):
 def tile_exclusive_sum(x, out):
     items = cuda.local.array(ITEMS, DTYPE)
     base = cuda.blockIdx.x * TILE
-    coop.block.load(x, items, threads=SHAPE, algorithm="direct", offset=base)
+    coop.block.load(x[base:], items, threads=SHAPE, algorithm="direct")
     coop.block.exclusive_sum(items, items, threads=SHAPE)
-    coop.block.store(out, items, threads=SHAPE, algorithm="direct", offset=base)
+    coop.block.store(out[base:], items, threads=SHAPE, algorithm="direct")
 '''
 
 DM_MODULE_HEADER = '''\
@@ -254,23 +252,23 @@ DM_ALGORITHM_TEMPLATE = '''{bytes}
 def tile_copy_{alg}(d_in, d_out):
 {temp}    items = cuda.local.array(ITEMS, DTYPE)
     base = cuda.blockIdx.x * TILE
-    coop.block.load(d_in, items, threads=SHAPE, items_per_thread=ITEMS, algorithm="{alg}", offset=base{temp_arg})
-    coop.block.store(d_out, items, threads=SHAPE, items_per_thread=ITEMS, algorithm="{alg}", offset=base{temp_arg})
+    coop.block.load(d_in[base:], items, threads=SHAPE, items_per_thread=ITEMS, algorithm="{alg}"{temp_arg})
+    coop.block.store(d_out[base:], items, threads=SHAPE, items_per_thread=ITEMS, algorithm="{alg}"{temp_arg})
 
 
 def tile_transform_{alg}(d_in, d_out):
 {temp}    items = cuda.local.array(ITEMS, DTYPE)
     base = cuda.blockIdx.x * TILE
-    coop.block.load(d_in, items, threads=SHAPE, items_per_thread=ITEMS, algorithm="{alg}", offset=base{temp_arg})
+    coop.block.load(d_in[base:], items, threads=SHAPE, items_per_thread=ITEMS, algorithm="{alg}"{temp_arg})
     for k in range(ITEMS):
         items[k] = items[k] * 3 + 1
-    coop.block.store(d_out, items, threads=SHAPE, items_per_thread=ITEMS, algorithm="{alg}", offset=base{temp_arg})
+    coop.block.store(d_out[base:], items, threads=SHAPE, items_per_thread=ITEMS, algorithm="{alg}"{temp_arg})
 
 
 def tile_block_transform_{alg}(d_in, d_out):
     base = cuda.blockIdx.x * TILE
-    coop.block.transform(d_in, d_out, triple_plus_one, threads=SHAPE, items_per_thread=ITEMS, algorithm="{alg}",
-                         offset=base)
+    coop.block.transform(d_in[base:], d_out[base:], triple_plus_one, threads=SHAPE, items_per_thread=ITEMS,
+                         algorithm="{alg}")
 '''
 
 DM_TEMP_BYTES = '''
