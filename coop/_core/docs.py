@@ -57,13 +57,12 @@ items arrays moves each.
 PARAGRAPHS["tile_offset"] = """
 Where the tile starts in the array (run time, from 0 to the array's length; the
 same in every thread of the group: the block, or the logical warp): passing the
-whole array and ``offset=base`` moves the tile of ``array[base:]``, without
-computing that slice. Numba's slicing makes the start non-negative and clamps it
-to the length before the first access (2.4% of a float64 128 x 16 tile copy on an
-H100); CUB's ``d_in + block_offset`` does neither, and nor does ``offset`` (past
-the array it is undefined, as such a pointer is in CUB; the simulator raises).
-``valid_items`` counts from it. Default None: the tile starts at the array's first
-element.
+whole array and ``offset=base`` moves the tile of ``array[base:]`` without
+computing that slice, as CUB's ``d_in + block_offset`` (Numba's slicing also makes
+the start non-negative and clamps it to the length; which form is quicker depends
+on the kernel, BENCHMARKS.md). Past the array it is undefined, as such a pointer
+is in CUB; the simulator raises. ``valid_items`` counts from it. Default None: the
+tile starts at the array's first element.
 """
 
 # The merge sorts' keys (block, warp).
