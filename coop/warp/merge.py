@@ -39,7 +39,7 @@ def warp_merge_sort_layout(key_type, value_type, threads, width, items_per_threa
     """``(layout, slice_bytes)``: one part per logical warp (``coop._core.scratch
     .part_offsets``), each holding its warp's ``tile_layout`` (CUB's TempStorage per
     warp: the warps' phases are not in step, so each unions only its own keys and
-    values)."""
+    values), of a multiple of the keys' and values' slot sizes."""
     one = tile_layout(key_type, value_type, width * items_per_thread)
     slots = [slot_bytes(t) for t in (key_type, value_type) if t is not None]
     slice_bytes = part_bytes(one.nbytes, *slots)
@@ -102,7 +102,10 @@ def merge_sort(keys, compare, values=None, threads=None, items_per_thread=None, 
     temp_storage : shared array, optional
         {warp_temp_storage}
         {temp_storage_size} Tuples of dtypes for tuple keys and tuples of value
-        arrays.
+        arrays. Refused (a compile-time error) for tuple keys or values whose slot in
+        shared memory is not 1, 2, 4, 8 or 16 bytes (three 8-byte members make 24):
+        the logical warps' parts of a caller's array start every 16 bytes. Such a
+        sort takes its own buffer.
 
     Returns
     -------
