@@ -78,7 +78,7 @@ class TileItems:
         else:
             self.value_type = element_types[0]
         self.members = len(element_types)
-        self.read, self.write, self.length = accessors(self.members if self.is_tuple else 0)
+        self.read, self.write, self.length = accessors_of(self.value_type)
 
     def checker(self, primitive_name, param):
         """A device function ``check(arrays) -> n``: the items per thread, each member of a
@@ -111,6 +111,12 @@ class TileItems:
         if is_tuple != self.is_tuple or element_types != mine:
             form = "a tuple of items arrays" if self.is_tuple else "an items array"
             raise sig.error(param, f"must be {form} of {self.value_type} like the input, got {arrays}")
+
+
+def accessors_of(value_type):
+    """``accessors`` of items whose item is of ``value_type``: one items array, or a tuple
+    of them where it is a tuple type (an items array cannot hold tuples)."""
+    return accessors(len(value_type) if isinstance(value_type, types.BaseTuple) else 0)
 
 
 @functools.lru_cache(maxsize=None)

@@ -27,6 +27,7 @@ The merge path and the serial merge are also pieces of their own (``path_finder`
 finds its tiles' starts in global memory with the same search.
 """
 
+import functools
 import operator
 from typing import NamedTuple
 
@@ -35,7 +36,7 @@ from numba.cuda import types
 
 from coop._core.backend import cuda
 from coop._core.constants import specialised
-from coop._core.items import TileItems, accessors, generated
+from coop._core.items import TileItems, accessors_of, generated
 from coop._core.scratch import Region, Union, loader, store
 from coop._core.specialize import device_function, is_function, is_none
 from coop._core.values import check_dtype, chosen, value_type_of
@@ -111,6 +112,7 @@ def key_order(key_type, compare):
     return call_compare
 
 
+@functools.lru_cache(maxsize=None)
 def _tuple_comparison(members, symbol, if_equal):
     steps = "".join(f"    if a[{k}] != b[{k}]:\n        return a[{k}] {symbol} b[{k}]\n" for k in range(members))
     return generated(f"def order(compare, a, b):\n{steps}    return {if_equal}\n", "order")
@@ -121,14 +123,6 @@ def call_compare(compare, a, b):
     return compare(a, b)
 
 
-def items_accessors(item_type):
-    """``(read, write)`` device functions of a sort's keys or values of ``item_type``
-    (``sort_arguments``'): ``read(items, i)`` and ``write(items, i, item)`` of one items
-    array, or of a tuple of them (one item: the tuple of the members' items)."""
-    read, write, _ = accessors(len(item_type) if isinstance(item_type, types.BaseTuple) else 0)
-    return read, write
-
-
 def group_sorter(key_type, value_type, n, threads, sync, partial, order=call_compare):
     """A device function ``sort(keys, values, compare, buffer, base, value_base, rank,
     valid_items, oob_default, mask)`` sorting the tile of a group of ``threads`` (the
@@ -137,8 +131,8 @@ def group_sorter(key_type, value_type, n, threads, sync, partial, order=call_com
     ``sync(mask)`` synchronising the group. Keys and values as ``sort_arguments`` gives
     their types: items arrays, or tuples of items arrays; ``order`` their ``key_order``."""
     with_values = value_type is not None
-    read_key, write_key = items_accessors(key_type)
-    read_value, write_value = items_accessors(value_type) if with_values else (None, None)
+    read_key, write_key, _ = accessors_of(key_type)
+    read_value, write_value, _ = accessors_of(value_type) if with_values else (None, None, None)
     swap = specialised(compare_and_swap, with_values=with_values, read_key=read_key, write_key=write_key,
                        read_value=read_value, write_value=write_value, order=order)
     sort_own_keys = specialised(odd_even_sort, n=n, swap=swap)
@@ -188,8 +182,9 @@ def fill_past_valid(keys, rank, n, valid_items, oob_default, compare, read_key, 
     largest = oob_default
     for i in range(1, n):
         if n * rank + i < valid_items:
-            if order(compare, largest, read_key(keys, i)):
-                largest = read_key(keys, i)
+            key = read_key(keys, i)
+            if order(compare, largest, key):
+                largest = key
         else:
             write_key(keys, i, largest)
 
@@ -281,10 +276,10 @@ def serial_merger(key_type, n, load_key=None, order=call_compare):
     slot ``base``) that start where the first run is at ``at1`` and the second at
     ``at2``, into ``keys``, and the slot each came from into ``indices`` (for values to
     follow). It reads one slot past a run (CUB's SerialMerge): the buffer has one slot
-    more than the runs. ``load_key`` and ``order`` as ``path_finder``'s; ``keys`` as
-    ``items_accessors`` writes them."""
+    more than the runs. ``load_key`` and ``order`` as ``path_finder``'s; ``keys`` written
+    as ``coop._core.items.accessors_of`` writes them."""
     return specialised(serial_merge, load_key=loader(key_type) if load_key is None else load_key, n=n,
-                       write_key=items_accessors(key_type)[1], order=order)
+                       write_key=accessors_of(key_type)[1], order=order)
 
 
 @device_function

@@ -66,7 +66,7 @@ def slot_bytes(value_type):
 
 def slot_unit(value_type):
     """Bytes of a slot of ``value_type`` in a buffer's indices (the simulator's slots are
-    bytes: see above): the ``unit`` of ``part_offsets``."""
+    bytes: see above): the unit of ``part_offsets``' indices."""
     return 1 if SIMULATOR else slot_bytes(value_type)
 
 
@@ -270,25 +270,10 @@ def part_bytes(nbytes, *slots):
     return -(-nbytes // step) * step
 
 
-def check_part_slots(sig, temp_storage, *value_types):
-    """Refuse a caller's ``temp_storage`` to per-warp parts of values whose slots do not
-    divide ``PART_ALIGNMENT`` (a tuple's 12 or 24 bytes, say): the array's parts start at
-    its multiples, for every warp primitive sharing it, and such slots cannot."""
-    if sig.temp_storage(temp_storage) is None:
-        return
-    for value_type in value_types:
-        size = slot_bytes(value_type)
-        if PART_ALIGNMENT % size:
-            raise sig.error("temp_storage", f"cannot hold {value_type} items ({size} bytes in shared memory): a "
-                                            f"caller's array is divided into the logical warps' parts at multiples "
-                                            f"of {PART_ALIGNMENT} bytes, where such items cannot start; leave it out "
-                                            f"(the call takes its own), or use items of 1, 2, 4, 8 or 16 bytes")
-
-
-def part_offsets(sig, temp_storage, parts, bytes_per_part, unit):
+def part_offsets(sig, temp_storage, parts, bytes_per_part, value_type):
     """``offset(temp_storage, part)``: where part ``part`` (a logical warp's) of the
-    scratch buffer starts, as an index of ``unit``-byte slots (``unit`` divides
-    ``bytes_per_part``, see ``part_bytes``).
+    scratch buffer starts, as an index of slots of ``value_type`` (``slot_unit``, which
+    divides ``bytes_per_part``, see ``part_bytes``).
 
     In the primitive's own buffer the parts are ``bytes_per_part`` apart (see
     ``part_bytes``). A caller's ``temp_storage`` is divided into ``parts`` equal parts
@@ -296,9 +281,17 @@ def part_offsets(sig, temp_storage, parts, bytes_per_part, unit):
     ``PART_ALIGNMENT``), so warp primitives given the same array put each logical warp's
     scratch in the same part, and a warp may call one after another without waiting for
     the other warps, as CUB's per-warp TempStorage union allows (an array sized with the
-    largest ``temp_storage_bytes`` of the calls gives each part enough; slots whose size
-    does not divide ``PART_ALIGNMENT`` cannot start there: ``check_part_slots``)."""
+    largest ``temp_storage_bytes`` of the calls gives each part enough). Values whose
+    slots do not divide ``PART_ALIGNMENT`` (a tuple's 12 or 24 bytes, say) cannot start
+    at such parts: a caller's array is refused them."""
+    unit = slot_unit(value_type)
     assert bytes_per_part % unit == 0 and bytes_per_part % PART_ALIGNMENT == 0, (unit, bytes_per_part)
+    size = slot_bytes(value_type)
+    if sig.temp_storage(temp_storage) is not None and PART_ALIGNMENT % size:
+        raise sig.error("temp_storage", f"cannot hold {value_type} items ({size} bytes in shared memory): a "
+                                        f"caller's array is divided into the logical warps' parts at multiples of "
+                                        f"{PART_ALIGNMENT} bytes, where such items cannot start; leave it out (the "
+                                        f"call takes its own), or use items of 1, 2, 4, 8 or 16 bytes")
     if sig.temp_storage(temp_storage) is None:
         step = bytes_per_part // unit
 

@@ -49,7 +49,7 @@ from coop._core.exchange import (
     slot_of,
     warp_barrier,
 )
-from coop._core.scratch import Region, block_rank_of, loader, part_bytes, part_offsets, slot_bytes, slot_unit, storage
+from coop._core.scratch import Region, block_rank_of, loader, part_bytes, part_offsets, slot_bytes, storage
 from coop._core.shuffle import logical_warp
 from coop._core.specialize import PRIMITIVE_DEFAULT, Signature, device_function, primitive
 from coop._core.namespace import public_namespace
@@ -99,7 +99,7 @@ def warp_exchanger(sig, form, dtype, width, threads, items_per_thread, temp_stor
                         f"makes {threads} x {items_per_thread} {dtype} items")
     scratch, _ = storage(sig, temp_storage, layout, owner=(sig.primitive, width))
     region_of = part_offsets(sig, temp_storage, threads // width,
-                             _part_slots(dtype, width, items_per_thread) * slot_bytes(dtype), slot_unit(dtype))
+                             _part_slots(dtype, width, items_per_thread) * slot_bytes(dtype), dtype)
     block_rank = block_rank_of(shape)
     load = loader(dtype)
     slot = slot_of(items_per_thread)

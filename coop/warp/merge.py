@@ -23,8 +23,8 @@ from numba.cuda import types
 from coop._core.backend import cuda
 from coop._core.exchange import DYNAMIC_TEMP_STORAGE, check_static_shared, required_items_per_thread
 from coop._core.merge import call_compare, group_sorter, host_value_type, sort_arguments, tile_layout
-from coop._core.scratch import (MAX_BLOCK_THREADS, Region, block_rank_of, check_part_slots, part_bytes, part_offsets,
-                                slot_bytes, slot_unit, storage)
+from coop._core.scratch import (MAX_BLOCK_THREADS, Region, block_rank_of, part_bytes, part_offsets, slot_bytes,
+                                storage)
 from coop._core.shuffle import logical_warp
 from coop._core.specialize import PRIMITIVE_DEFAULT, Signature, device_function, is_none, primitive
 from coop.warp.exchange import check_logical_warps
@@ -185,9 +185,8 @@ def warp_sorter(sig, key_type, value_type, threads, width, items_per_thread, par
     with_values = value_type is not None
     layout, slice_bytes = warp_merge_sort_layout(key_type, value_type, threads, width, items_per_thread)
     warps = threads // width
-    check_part_slots(sig, temp_storage, *(t for t in (key_type, value_type) if t is not None))
-    keys_of = part_offsets(sig, temp_storage, warps, slice_bytes, slot_unit(key_type))
-    values_of = part_offsets(sig, temp_storage, warps, slice_bytes, slot_unit(value_type)) if with_values else keys_of
+    keys_of = part_offsets(sig, temp_storage, warps, slice_bytes, key_type)
+    values_of = part_offsets(sig, temp_storage, warps, slice_bytes, value_type) if with_values else keys_of
     check_static_shared(sig, temp_storage, layout, "items_per_thread",
                         f"makes {warps} logical warps of {width} x {items_per_thread} keys"
                         f"{' and values' if with_values else ''}", hint)
