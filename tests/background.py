@@ -5,15 +5,15 @@ thread at a time), and CI has two.
 
 A module lists them in ``EARLY = {fixture name: Early(function)}`` (``early_fixture``
 makes such a fixture); the fixture returns ``EARLY[name]()``, which waits for the result
-(computing it there if nothing started it). conftest.py starts those of the tests it
-runs (under the simulator, where their work is in subprocesses) and runs those tests
-last. The subprocesses are made with ``run`` and ended with the session (``stop``), also
-when it stops early.
+(computing it there if nothing started it). conftest.py notes which tests will use each
+(``want``: a function computes only what they ask for, ``selected``, so ``-k`` narrows
+its work), starts them, and runs those tests last. The subprocesses are made with
+``run`` and ended with the session (``stop``), also when it stops early.
 
-Under pytest-xdist (the simulated suite runs in a process a core: conftest.py) every
-worker collects the same tests, but only the first (``gw0``) computes the results: it
-leaves each in the folder the controlling process names in ``COOP_EARLY_RESULTS``, where
-the other workers read it.
+Under pytest-xdist every worker collects the same tests, but only the first (``gw0``)
+computes the results: it leaves each in the folder the controlling process names in
+``COOP_EARLY_RESULTS``, where the other workers read it (on a GPU, the numba-cuda-mlir
+matrix computed by each of 15 workers at once took more than 440 s).
 
 Imported by conftest.py: no Numba, no coop."""
 
@@ -47,6 +47,24 @@ class Early:
         self.done = threading.Event()
         self.thread = None
         self.result = self.error = None
+        self.wanted = None  # (the parameters of the tests that will use it: ``want``)
+
+    def want(self, item):
+        """Note that the test ``item`` (which will run) uses the result."""
+        if self.wanted is None:
+            self.wanted = []
+        self.wanted.append(getattr(getattr(item, "callspec", None), "params", {}))
+
+    def selected(self, candidates, *names):
+        """The ``candidates`` that a test which will run asks for (all of them where no
+        test was noted: a fixture computed without the collection hook): each candidate
+        is the tuple of the values of the parameters ``names``, or that value for one
+        name. So ``-k`` narrows the work to the tests it selects."""
+        if self.wanted is None:
+            return list(candidates)
+        wanted = {tuple(params.get(name) for name in names) for params in self.wanted}
+        return [candidate for candidate in candidates
+                if (candidate if len(names) > 1 else (candidate,)) in wanted]
 
     def start(self):
         if not COMPUTES:

@@ -79,12 +79,11 @@ def _distributing(config):
 
 
 def pytest_configure(config):
-    """The controlling process of a pytest-xdist run under the simulator makes the folder
-    where the first worker leaves the early fixtures' results for the others
-    (background.py; on a GPU each worker computes those it needs)."""
+    """The controlling process of a pytest-xdist run makes the folder where the first
+    worker leaves the early fixtures' results for the others (background.py)."""
     import background
 
-    if MODE == "sim" and _distributing(config) and background.RESULTS_FOLDER not in os.environ:
+    if _distributing(config) and background.RESULTS_FOLDER not in os.environ:
         config._coop_early_results = os.environ[background.RESULTS_FOLDER] = tempfile.mkdtemp(prefix="coop-early-")
 
 
@@ -119,12 +118,12 @@ def _skipped(item):
 
 @pytest.hookimpl(trylast=True)  # (after -k and -m deselected theirs)
 def pytest_collection_modifyitems(config, items):
-    """Under the simulator: start the early fixtures (background.py) of the tests that
-    will run, and run those tests last, so that the fixtures' subprocesses run beside
-    the others."""
-    if MODE != "sim" or config.option.collectonly:
+    """Start the early fixtures (background.py) of the tests that will run, each told
+    which tests those are, and run those tests last, so that the fixtures' subprocesses
+    run beside the others."""
+    if config.option.collectonly:
         return
-    later = []
+    later, started = [], {}
     for item in items:
         early = getattr(getattr(item, "module", None), "EARLY", {})
         wanted = [early[name] for name in getattr(item, "fixturenames", ()) if name in early]
@@ -133,8 +132,11 @@ def pytest_collection_modifyitems(config, items):
         if item.get_closest_marker("codegen") is not None and _codegen_missing() is not None:
             continue
         for fixture in wanted:
-            fixture.start()
+            fixture.want(item)
+            started[id(fixture)] = fixture
         later.append(item)
+    for fixture in started.values():
+        fixture.start()
     if later:
         moved = set(map(id, later))
         items[:] = [item for item in items if id(item) not in moved] + later

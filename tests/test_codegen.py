@@ -25,13 +25,16 @@ HERE = pathlib.Path(__file__).resolve().parent
 
 
 def _compiled_in_subprocesses():
-    """name -> result for every case, compiled by processes side by side without the
-    simulator, each compiling every ``shares``-th case."""
+    """name -> result for every case the tests that run ask for (all of them: ``-k``
+    narrows them), compiled by processes side by side without the simulator, each
+    compiling every ``shares``-th case."""
     env = dict(compile_env(), COOP_DEBUG="0")
     shares = max(1, min(4, os.cpu_count() or 1))
+    names = EARLY["compiled"].selected([*codegen_cases.CASES, *codegen_cases.MISUSES], "name")
+    only = [] if len(names) == len(codegen_cases.CASES) + len(codegen_cases.MISUSES) else ["--only", "\n".join(names)]
 
     def share(number):
-        return background.run([sys.executable, "-m", "codegen_cases", "--share", f"{number}/{shares}"],
+        return background.run([sys.executable, "-m", "codegen_cases", "--share", f"{number}/{shares}", *only],
                               timeout=1800, cwd=HERE, env=env)
 
     results, failures = {}, []
@@ -46,8 +49,9 @@ def _compiled_in_subprocesses():
     return results
 
 
-#: (started when the tests are collected: background.py)
-EARLY = {"compiled": background.Early(_compiled_in_subprocesses)}
+#: (started when the tests are collected under the simulator: background.py; compiled in
+#: this process otherwise)
+EARLY = {"compiled": background.Early(_compiled_in_subprocesses)} if SIMULATED else {}
 
 
 @pytest.fixture(scope="session")

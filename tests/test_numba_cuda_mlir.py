@@ -479,8 +479,10 @@ def _side_by_side(run_part, items):
     simulated tests run beside them), or ``COOP_MLIR_PROCESSES`` (CI's run of these
     checks alone)."""
     parts = int(os.environ.get("COOP_MLIR_PROCESSES", 0)) or max(1, min(8, (os.cpu_count() or 1) // 2))
+    parts = max(1, min(parts, len(items)))
     with concurrent.futures.ThreadPoolExecutor(parts) as pool:
-        lines = [line for part in pool.map(run_part, [items[k::parts] for k in range(parts)]) for line in part]
+        lines = [line for part in pool.map(run_part, [items[k::parts] for k in range(parts) if items[k::parts]])
+                 for line in part]
     return dict(line.split(": ", 1) for line in lines)
 
 
@@ -491,7 +493,7 @@ def _lines(variants, simulate=False):
 
 @background.early_fixture(EARLY)
 def matrix():
-    return _lines(VARIANTS)
+    return _lines(EARLY["matrix"].selected(VARIANTS, "case", "dtype"))
 
 
 @pytest.mark.parametrize("case, dtype", VARIANTS)
@@ -515,7 +517,7 @@ SIMULATED += [(case, dtype) for dtype, cases in OTHER_TYPES.items() for case in 
 
 @background.early_fixture(EARLY)
 def simulated():
-    return _lines(SIMULATED, simulate=True)
+    return _lines(EARLY["simulated"].selected(SIMULATED, "case", "dtype"), simulate=True)
 
 
 @pytest.mark.parametrize("case, dtype", SIMULATED)
@@ -854,7 +856,8 @@ MISUSE_KERNELS = [name for name, (_, signature, message) in _misuses().items()
 
 @background.early_fixture(EARLY)
 def mlir_misuses():
-    run = _run(f"TESTS = {str(ROOT / 'tests')!r}\nNAMES = {MISUSE_KERNELS!r}\n" + MISUSE_TABLE)
+    names = EARLY["mlir_misuses"].selected(MISUSE_KERNELS, "name")
+    run = _run(f"TESTS = {str(ROOT / 'tests')!r}\nNAMES = {names!r}\n" + MISUSE_TABLE)
     assert run.returncode == 0, run.stderr[-4000:]
     return dict(line.split(": ", 1) for line in run.stdout.splitlines() if ": " in line)
 
@@ -944,7 +947,8 @@ def examples():
         assert run.returncode == 0, run.stderr[-4000:]
         return [line for line in run.stdout.splitlines() if line.startswith("coop.")]
 
-    return _side_by_side(part, [(name, code) for name in DOCUMENTED for code in _examples(name)])
+    names = EARLY["examples"].selected(DOCUMENTED, "name")
+    return _side_by_side(part, [(name, code) for name in names for code in _examples(name)])
 
 
 @pytest.mark.parametrize("name", DOCUMENTED if gpu_available() else [pytest.param(None, marks=pytest.mark.skip(

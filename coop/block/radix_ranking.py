@@ -113,18 +113,23 @@ def match_rank_layout(threads, radix_bits):
     return _after_block_scan(threads, Region("counters", types.uint32, words))
 
 
-def check_radix_bits(sig, radix_bits, param, threads, layout=None):
-    """``radix_bits`` from 1 to 8, and the ranking's scratch (``layout``, by default
-    the "memoize" ranking's) within static shared memory."""
+def check_radix_bits(sig, radix_bits, param, threads, layout_of=None):
+    """``radix_bits`` from 1 to 8, and the ranking's scratch (``layout_of(bits)``, by
+    default the "memoize" ranking's) within static shared memory, a caller's
+    ``temp_storage`` or not: the limit also keeps a counter's index in 16 bits (see
+    ranker). The error names the most bits that fit."""
     if radix_bits < 1 or radix_bits > MAX_RADIX_BITS:
         raise sig.error(param, f"must be from 1 to {MAX_RADIX_BITS}, got {radix_bits}")
-    needed = (layout or rank_layout(threads, radix_bits)).nbytes
+    layout_of = layout_of or (lambda bits: rank_layout(threads, bits))
+    needed = layout_of(radix_bits).nbytes
     if needed > STATIC_SHARED_LIMIT:
-        # (also what keeps a counter's index in 16 bits, see ranker)
+        fitting = [bits for bits in range(1, radix_bits) if layout_of(bits).nbytes <= STATIC_SHARED_LIMIT]
+        valid = f"at most {fitting[-1]} bits in blocks of {threads} threads" if fitting else "smaller blocks"
         raise sig.error(
             param,
             f"{radix_bits} needs {needed} bytes of digit counters in blocks of {threads} threads: more "
-            f"than the {STATIC_SHARED_LIMIT} bytes of static shared memory a kernel may have; use fewer bits",
+            f"than the {STATIC_SHARED_LIMIT} bytes of shared memory a ranking may count in (a caller's "
+            f"temp_storage too: its counters are indexed in 16 bits); use {valid}",
         )
 
 
@@ -594,7 +599,7 @@ def _rank_temp_storage_bytes(sig, key_type, threads, num_bits, algorithm=PRIMITI
     block = required_threads(sig, threads)
     bits = sig.constant_int(num_bits, "num_bits")
     name, chosen = choose(sig, algorithm, RANK_ALGORITHMS)
-    check_radix_bits(sig, bits, "num_bits", block, chosen.layout(key_type, block, bits))
+    check_radix_bits(sig, bits, "num_bits", block, lambda bits: chosen.layout(key_type, block, bits))
     return chosen.temp_storage_bytes(key_type, block, bits)
 
 
@@ -720,8 +725,8 @@ def radix_rank(keys, ranks, begin_bit, num_bits, threads=None, items_per_thread=
     if not name.startswith("match"):  # (the match rankings' counters are 32-bit)
         check_tile(sig, block, n)
     bits = sig.constant_int(num_bits, "num_bits")
+    check_radix_bits(sig, bits, "num_bits", block, lambda bits: chosen.layout(key_types, block, bits))
     layout = chosen.layout(key_types, block, bits)
-    check_radix_bits(sig, bits, "num_bits", block, layout)
     sig.run_time_int(begin_bit, "begin_bit")
     is_descending = sig.constant_bool(descending, "descending")
     with_prefix = not is_none(exclusive_digit_prefix)

@@ -117,17 +117,21 @@ def compile_misuse(name):
 
 
 def main():
-    """``[--debug-probe | --share K/M]``: the probe, or every case and misuse (with
-    ``--share``, every M-th from the K-th: processes side by side share the work)."""
+    """``[--debug-probe | --share K/M [--only NAMES]]``: the probe, or every case and
+    misuse (with ``--share``, every M-th from the K-th: processes side by side share the
+    work; with ``--only``, of those named, one a line)."""
     if sys.argv[1:] == ["--debug-probe"]:
         print(json.dumps(compile_debug_probe()), flush=True)
         return 0
     share, shares = 0, 1
     if sys.argv[1:2] == ["--share"]:
         share, shares = map(int, sys.argv[2].split("/"))
-    for k, name in enumerate(CASES):
-        if k % shares == share:
+    only = set(sys.argv[4].split("\n")) if sys.argv[3:4] == ["--only"] else None
+    names = [name for name in [*CASES, *MISUSES] if only is None or name in only]
+    for k, name in enumerate(names):
+        if k % shares != share:
+            continue
+        if name in CASES:
             print(json.dumps({"kind": "case", "name": name, **compile_case(name)}), flush=True)
-    for k, name in enumerate(MISUSES):
-        if k % shares == share:
+        else:
             print(json.dumps({"kind": "misuse", "name": name, **compile_misuse(name)}), flush=True)

@@ -298,6 +298,20 @@ def radix_sort_end_bit_out_of_range(x, out):
 
 
 @misuse(
+    "radix-sort-radix-bits-past-the-counters",
+    (types.int32[::1], types.int32[::1]),
+    "coop.block.radix_sort: radix_bits 8 needs 66072 bytes of digit counters in blocks of 128 threads: more "
+    "than the 49152 bytes of shared memory a ranking may count in (a caller's temp_storage too: its counters "
+    "are indexed in 16 bits); use at most 7 bits in blocks of 128 threads",
+    threads=128,
+)
+def radix_sort_radix_bits_past_the_counters(x, out):
+    keys = cuda.local.array(2, np.int32)
+    coop.block.radix_sort(keys, threads=128, items_per_thread=2, radix_bits=8)
+    out[0] = keys[0]
+
+
+@misuse(
     "radix-sort-radix-bits-run-time",
     (types.int32[::1], types.int32[::1]),
     "coop.block.radix_sort: radix_bits must be a compile-time constant integer",
