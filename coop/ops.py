@@ -111,7 +111,7 @@ def argmax(a, b):
 # -- what coop's collectives ask of an operator ---------------------------------------------
 
 # what other families compose (the building-block tier: tests/test_layering.py)
-BUILDING_BLOCKS = ["commutes"]
+BUILDING_BLOCKS = ["commutes", "redux_kind"]
 
 
 #: Operators whose two operands can be swapped without changing a bit of the result
@@ -128,6 +128,31 @@ def commutes(op, value_type):
     combine them in either order, without selecting which goes first."""
     return is_function(op, *_COMMUTATIVE) or (
         is_function(op, *_INTEGER_COMMUTATIVE) and isinstance(types.unliteral(value_type), (types.Integer, types.Boolean)))
+
+
+#: The operators one ``redux.sync`` computes over a warp's integers, by its operation
+_REDUX_KINDS = (
+    ("add", (operator.add, add)),
+    ("min", (min, builtins.min)),
+    ("max", (max, builtins.max)),
+    ("and", (operator.and_, bit_and)),
+    ("or", (operator.or_, bit_or)),
+    ("xor", (operator.xor, bit_xor)),
+)
+
+
+def redux_kind(op, value_type):
+    """The ``redux.sync`` operation (``"add"``, ``"min"``, ``"max"``, ``"and"``, ``"or"``,
+    ``"xor"``) that computes the operator argument ``op`` (a type; None: a sum) over a
+    warp's values of ``value_type``, or None: integers of 32 bits or fewer (sm_80's redux,
+    as CUB's ``warp_redux``; each value extended to 32 bits in its signedness gives the
+    same result bits)."""
+    ty = types.unliteral(value_type)
+    if not (isinstance(ty, types.Integer) and ty.bitwidth <= 32):
+        return None
+    if op is None:
+        return "add"
+    return next((kind for kind, functions in _REDUX_KINDS if is_function(op, *functions)), None)
 
 
 # -- docstrings (help(coop.ops.add) shows them) ------------------------------------------

@@ -16,6 +16,7 @@ import pytest
 
 import background
 import codegen_cases
+from codegen_cases.warp_thread import REDUX_CASES
 from codegen_toolchain import compile_env
 
 pytestmark = pytest.mark.codegen
@@ -80,6 +81,8 @@ def test_registers_only(compiled, name):
         assert result["debug_checks"] == 0, f"{name}: debug checks (trap, vprintf) with debug mode off"
     if name.startswith("warp"):
         assert result["shuffles"] > 0, f"{name}: no shfl.sync in PTX"
+    if name in REDUX_CASES:  # (one redux.sync a reduction, in the values' signedness)
+        assert result["shuffles"] == 0 and result["reduxes"] == REDUX_CASES[name][2], (name, result["reduxes"])
     if name.startswith("warp_reduce_batched_tree"):  # (no shuffles duplicated into divergent branches)
         assert result["shuffles"] == 6, f"{name}: {result['shuffles']} shfl.sync in PTX, the tree needs 6"
     if name.startswith("block_raking_reads"):  # (the segment's 8 slots read in the upsweep and again in the

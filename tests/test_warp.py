@@ -582,3 +582,45 @@ def test_non_commutative(width):
         assert_equal_exact(out[2, s : s + width], [code(f) for f in inclusive_reference(tile, reference_compose)], "inclusive_scan")
         assert_equal_exact(out[3, s : s + width], [code(f) for f in exclusive_reference(tile, reference_compose, identity)], "exclusive_scan")
         assert out[4, s] == code(reduce_reference(tile[:5], reference_compose))
+
+
+REDUX_OPS = {"max": (coop.ops.max, np.maximum), "min": (min, np.minimum), "bit_and": (operator.and_, np.bitwise_and),
+             "bit_or": (coop.ops.bit_or, np.bitwise_or), "bit_xor": (operator.xor, np.bitwise_xor)}
+
+
+@pytest.mark.parametrize("op_name", list(REDUX_OPS))
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32])
+def test_redux_operators_over_the_full_range(dtype, op_name):
+    """Minima, maxima and bitwise operations of integers of 32 bits or fewer, which full
+    warps compute with one ``redux.sync`` (signed or unsigned words: values from the
+    whole range, negative and past 2^31), in warp.reduce, warp.all_reduce of logical warps,
+    items, reduce_batched of 8 batches and block.all_reduce, against NumPy."""
+    op, reference = REDUX_OPS[op_name]
+    info = np.iinfo(dtype)
+    x = np.random.default_rng(len(op_name) * 7 + info.bits).integers(info.min, info.max, 8 * THREADS, endpoint=True,
+                                                                     dtype=dtype)
+
+    @cuda.jit
+    def kernel(x, out):
+        i = cuda.grid(1)
+        items = cuda.local.array(8, x.dtype)
+        for j in range(8):
+            items[j] = x[8 * i + j]
+        out[0, i] = coop.warp.reduce(x[i], op)
+        out[1, i] = coop.warp.all_reduce(x[i], op, 8)
+        out[2, i] = coop.warp.all_reduce(items, op)
+        results = cuda.local.array(1, x.dtype)
+        coop.warp.reduce_batched(items, op, results, batches=8)
+        out[3, i] = results[0]
+        out[4, i] = coop.block.all_reduce(x[i], op, threads=THREADS)
+
+    out = np.zeros((5, THREADS), dtype)
+    kernel[1, THREADS](x, out)
+    first, tile = x[:THREADS], x.reshape(THREADS, 8)
+    whole = reference.reduce(first.reshape(-1, 32), axis=1)
+    assert_equal_exact(out[0, ::32], whole, "warp.reduce")
+    assert_equal_exact(out[1], np.repeat(reference.reduce(first.reshape(-1, 8), axis=1), 8), "warp.all_reduce, width 8")
+    assert_equal_exact(out[2], np.repeat(reference.reduce(tile.reshape(-1, 32 * 8), axis=1), 32), "items")
+    batches = reference.reduce(tile.reshape(-1, 32, 8), axis=1)  # (warp, batch)
+    assert_equal_exact(out[3].reshape(-1, 32)[:, :8], batches, "reduce_batched")
+    assert_equal_exact(out[4], np.full(THREADS, reference.reduce(first)), "block.all_reduce")

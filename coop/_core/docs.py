@@ -213,10 +213,10 @@ How the results spread over the lanes: ``"striped"`` or ``"blocked"`` (see
 # Warp primitives without shared memory (Barriers).
 PARAGRAPHS["warp_barriers"] = """
 None: no shared memory and no barrier. Lanes exchange values with warp
-intrinsics (``shfl.sync``; ``redux.sync`` for some integer sums; ``vote.ballot``
-for segment flags) over the lanes of the caller's logical warp only, so the
-logical warps of a hardware warp proceed independently; results stay in
-registers.
+intrinsics (``shfl.sync``; ``redux.sync`` for sums, minima, maxima and bitwise
+operations of integers of 32 bits or fewer; ``vote.ballot`` for segment flags) over
+the lanes of the caller's logical warp only, so the logical warps of a hardware warp
+proceed independently; results stay in registers.
 """
 
 # ``threads=`` of block primitives: its form (each docstring adds default and use).

@@ -20,7 +20,9 @@ step for sums: the shuffle and an add predicated on it. Both take the clamp oper
 ``clamp(UP, width)`` as their last argument.
 """
 
+import builtins
 import functools
+import operator
 
 import numpy as np
 
@@ -110,40 +112,47 @@ def logical_warp(width):
     return logical_lane, ((1 << width) - 1) << (lane - logical_lane)
 
 
-def has_warp_sum(value_type):
-    """Whether ``warp_sum`` serves ``value_type``: integers of 32 bits or fewer, whose sum
-    modulo 2**bits is that of their 32-bit extensions."""
-    ty = types.unliteral(value_type)
-    return isinstance(ty, types.Integer) and ty.bitwidth <= 32
-
-
 if SIMULATOR:
+    #: What each redux.sync operation does to two lanes' values (integers wrap, as on
+    #: the GPU)
+    _REDUX_COMBINE = {"add": operator.add, "min": builtins.min, "max": builtins.max, "and": operator.and_,
+                      "or": operator.or_, "xor": operator.xor}
 
-    def warp_sum(mask, value):
-        """Sum over the lanes of ``mask`` (CUDA ``__reduce_add_sync``), every lane gets it."""
-        from coop._core import simulator
+    @functools.lru_cache(maxsize=None)
+    def warp_redux(kind):
+        """``kind`` (add, min, max, and, or, xor) over the lanes of ``mask`` (CUDA's
+        ``__reduce_<kind>_sync``), every lane gets it (coop.ops.redux_kind says which
+        operators and values)."""
+        combine = _REDUX_COMBINE[kind]
 
-        mask &= FULL_MASK
-        lanes = bin(mask).count("1")
-        first = (mask & -mask).bit_length() - 1
-        if lanes & (lanes - 1) == 0 and first % lanes == 0 and mask == ((1 << lanes) - 1) << first:
-            # a logical warp: butterfly within it
-            total, offset = value, 1
-            while offset < lanes:
-                with np.errstate(over="ignore"):  # integers wrap, as on the GPU
-                    total = total + simulator.shfl(mask, XOR, total, offset, clamp(XOR, lanes))
-                offset *= 2
+        def warp_reduced(mask, value):
+            from coop._core import simulator
+
+            mask &= FULL_MASK
+            lanes = bin(mask).count("1")
+            first = (mask & -mask).bit_length() - 1
+            if lanes & (lanes - 1) == 0 and first % lanes == 0 and mask == ((1 << lanes) - 1) << first:
+                # a logical warp: butterfly within it
+                total, offset = value, 1
+                while offset < lanes:
+                    with np.errstate(over="ignore"):
+                        total = combine(total, simulator.shfl(mask, XOR, total, offset, clamp(XOR, lanes)))
+                    offset *= 2
+                return total
+            total = None
+            for lane in range(32):
+                if mask >> lane & 1:
+                    other = simulator.shfl(mask, IDX, value, lane, 0x1F)
+                    with np.errstate(over="ignore"):
+                        total = other if total is None else combine(total, other)
             return total
-        total = None
-        for lane in range(32):
-            if mask >> lane & 1:
-                other = simulator.shfl(mask, IDX, value, lane, 0x1F)
-                with np.errstate(over="ignore"):
-                    total = other if total is None else total + other
-        return total
+
+        return warp_reduced
 
 else:
-    warp_sum = compiled.warp_sum
+    warp_redux = compiled.warp_redux
+
+warp_sum = warp_redux("add")
 
 
 if SIMULATOR:

@@ -44,7 +44,7 @@ Example (an exclusive sum and a maximum through one array)::
     assert (top == tiles.max(axis=1)).all()
 """
 
-import operator
+import functools
 
 from numba.cuda import types
 
@@ -62,10 +62,10 @@ from coop._core.scratch import (
     store,
     thread_count,
 )
-from coop._core.shuffle import DOWN, FULL_MASK, has_warp_sum, shuffler, warp_sum
-from coop._core.specialize import PRIMITIVE_DEFAULT, Signature, device_function, function_type, is_function, primitive
+from coop._core.shuffle import DOWN, FULL_MASK, shuffler, warp_redux
+from coop._core.specialize import PRIMITIVE_DEFAULT, Signature, device_function, function_type, primitive
 from coop._core.values import chosen, converter, joined
-from coop.ops import add
+from coop.ops import add, redux_kind
 from coop.thread import counter, reduce_items
 from coop.warp.reduce import reduce_to_first_lane, reduce_to_first_lane_partial, reduce_valid_items
 
@@ -97,23 +97,31 @@ def warp_full(x, op, convert, down, lane, lanes_valid):
     return reduce_to_first_lane(x, op, convert, down, FULL_MASK, 32)
 
 
-@device_function
-def warp_partial_sum(x, op, convert, down, lane, lanes_valid):
-    """Integer sums: one redux.sync for a full warp."""
-    if lanes_valid >= 32:
-        return warp_sum(FULL_MASK, x)
-    return reduce_to_first_lane_partial(x, op, convert, down, FULL_MASK, lane, 32, lanes_valid)
+@functools.lru_cache(maxsize=None)
+def warp_redux_reducers(kind):
+    """``(full, partial)`` warp reducers by one ``redux.sync`` of ``kind``
+    (coop.ops.redux_kind) where the warp is full: integer sums, minima, maxima and
+    bitwise operations."""
+    warp_reduced = warp_redux(kind)
 
+    @device_function
+    def warp_partial_redux(x, op, convert, down, lane, lanes_valid):
+        if lanes_valid >= 32:
+            return warp_reduced(FULL_MASK, x)
+        return reduce_to_first_lane_partial(x, op, convert, down, FULL_MASK, lane, 32, lanes_valid)
 
-@device_function
-def warp_full_sum(x, op, convert, down, lane, lanes_valid):
-    return warp_sum(FULL_MASK, x)
+    @device_function
+    def warp_full_redux(x, op, convert, down, lane, lanes_valid):
+        return warp_reduced(FULL_MASK, x)
+
+    return warp_full_redux, warp_partial_redux
 
 
 def warp_reducer(op, dtype, full_warps):
-    fast_sum = has_warp_sum(dtype) and is_function(op, operator.add, add)
-    if fast_sum:
-        return warp_full_sum if full_warps else warp_partial_sum
+    kind = redux_kind(op, dtype)
+    if kind is not None:
+        full, partial = warp_redux_reducers(kind)
+        return full if full_warps else partial
     return warp_full if full_warps else warp_partial
 
 

@@ -19,16 +19,14 @@ combined in lane order. Each function's docstring lists its parameters and has a
 complete example.
 """
 
-import operator
-
 import numpy as np
 from numba.cuda import types
 
 from coop._core.backend import cuda
-from coop._core.shuffle import DOWN, IDX, XOR, has_warp_sum, lanes_below, logical_warp, shuffler, warp_sum
-from coop._core.specialize import Signature, device_function, is_function, primitive
+from coop._core.shuffle import DOWN, IDX, XOR, lanes_below, logical_warp, shuffler, warp_redux
+from coop._core.specialize import Signature, device_function, primitive
 from coop._core.values import converter, select
-from coop.ops import add, commutes
+from coop.ops import add, commutes, redux_kind
 from coop.thread import counter, reduce_items
 
 __all__ = [
@@ -144,6 +142,8 @@ def _specialise_reduce(name, value, op, width, valid_items, to_all_lanes):
     convert = converter(dtype)
     down, xor, idx = shuffler(DOWN, lanes), shuffler(XOR, lanes), shuffler(IDX, lanes)
     combine = combined if commutes(op, dtype) else combined_in_lane_order
+    redux = redux_kind(op, dtype)
+    warp_reduced = warp_redux(redux) if redux is not None else None
 
     if partial and is_items:
 
@@ -159,18 +159,19 @@ def _specialise_reduce(name, value, op, width, valid_items, to_all_lanes):
                 value, op, convert, down, idx, lanes, valid_items, to_all_lanes
             )
 
-    elif has_warp_sum(dtype) and is_function(op, operator.add, add) and is_items:
-        # integer sums: one redux.sync gives every lane the total
+    elif redux is not None and is_items:
+        # integer sums, minima, maxima and bitwise operations: one redux.sync gives every
+        # lane the result (CUB's warp_redux)
 
         def impl(value, op):
             _, mask = logical_warp(lanes)
-            return warp_sum(mask, reduce_items(value, op, convert))
+            return warp_reduced(mask, reduce_items(value, op, convert))
 
-    elif has_warp_sum(dtype) and is_function(op, operator.add, add):
+    elif redux is not None:
 
         def impl(value):
             _, mask = logical_warp(lanes)
-            return warp_sum(mask, value)
+            return warp_reduced(mask, value)
 
     elif is_items:
 

@@ -16,16 +16,17 @@ partials and trades the other half with the lane ``stride`` away, so that after
 ``width - 1`` shuffles instead of ``width * log2(width)``. Where a subtree holds only
 batches past the last, its shuffles are left out. Values are combined in lane order, so
 ``op`` need not be commutative (CUB's needs to be; for operators that are, the lanes'
-operands are not put in order, one select fewer a step). Integer sums of full warps over at
-most 8 batches use ``redux.sync`` once per batch instead, as CUB.
+operands are not put in order, one select fewer a step). Integer sums, minima, maxima and
+bitwise operations of full warps over at most 8 batches use ``redux.sync`` once per batch
+instead, as CUB.
 """
 
 from coop._core.backend import cuda
 from coop._core.items import generated
-from coop._core.shuffle import XOR, has_warp_sum, logical_warp, shuffler, warp_sum
+from coop._core.shuffle import XOR, logical_warp, shuffler, warp_redux
 from coop._core.specialize import Signature, device_function, is_none, primitive
 from coop._core.values import converter, is_numeric_scalar, select
-from coop.ops import add, commutes
+from coop.ops import add, commutes, redux_kind
 
 __all__ = ["reduce_batched", "sum_batched"]
 
@@ -41,14 +42,16 @@ def _reducer(dtype, batches, width, blocked, redux, commutative):
     """``reduce(items, results, op)``: the lane's ``per_lane`` results into ``results``,
     the tree written out as straight-line code (CUB's is a template recursion): one
     ``combine`` per pair of subtrees holding a batch (``commutative``: ``op``'s operands
-    in either order, one select fewer)."""
+    in either order, one select fewer); or, ``redux`` (coop.ops.redux_kind), one
+    ``redux.sync`` a batch."""
     per_lane = -(-batches // width)
-    if redux:
+    if redux is not None:
+        warp_reduced = warp_redux(redux)
 
         def reduce(items, results, op):
             lane, mask = logical_warp(width)
             for b in range(batches):
-                total = warp_sum(mask, items[b])
+                total = warp_reduced(mask, items[b])
                 if lane == (b // per_lane if blocked else b % width):
                     results[b % per_lane if blocked else b // width] = total
 
@@ -128,7 +131,8 @@ def _specialise(name, items, op, output, batches, width, arrangement):
     if not returned:
         sig.output_items(output, "output", dtype)
     commutative = summed or commutes(op, dtype)
-    reduce = _reducer(dtype, count, lanes, blocked, summed and lanes == 32 and count <= 8 and has_warp_sum(dtype),
+    # (redux.sync: full warps of at most 8 batches, as CUB's redux_performs_better)
+    reduce = _reducer(dtype, count, lanes, blocked, redux_kind(op, dtype) if lanes == 32 and count <= 8 else None,
                       commutative)
 
     if returned and summed:
@@ -203,7 +207,10 @@ def reduce_batched(items, op, output=None, batches=None, width=32, arrangement="
 
     ``width - 1`` shuffles per result a lane gets (CUB's WSPRO tree: each level trades
     half of a lane's partials with another lane), where a reduction per batch would take
-    ``log2(width)`` shuffles per batch. Values are combined in lane order.
+    ``log2(width)`` shuffles per batch. Values are combined in lane order. Sums, minima,
+    maxima and bitwise operations (``coop.ops``'s, ``operator``'s, the builtin ``min`` and
+    ``max``) of integers of 32 bits or fewer in full warps, over at most 8 batches: one
+    ``redux.sync`` per batch, as CUB.
 
     Example
     -------

@@ -67,6 +67,7 @@ def compile_case(name):
         "local_memory": bool(LOCAL_MEMORY.search(ptx)),
         "calls": len(CALL.findall(ptx)),
         "shuffles": ptx.count("shfl.sync"),
+        "reduxes": sorted(set(re.findall(r"redux\.sync\.\w+\.\w+", ptx))),
         "shared_loads": ptx.count("ld.shared"),
         "shape_reads": {register: ptx.count(register) for register in ("%ntid", "%tid.y", "%tid.z")},
         "slice_clamps": ptx.count("max.s64"),

@@ -118,6 +118,39 @@ def warp_reduce_batched_tree(x, out):
     out[i] = coop.warp.reduce_batched(items, operator.add, batches=4)
 
 
+def redux_kernel(dtype, op):
+    """Full warps of integers of 32 bits or fewer: each of these reductions is one
+    redux.sync (test_codegen: the words and no shuffle)."""
+
+    @cuda.jit
+    def kernel(x, out):
+        i = cuda.grid(1)
+        items = cuda.local.array(8, dtype)
+        for j in range(8):
+            items[j] = x[i * 8 + j]
+        out[0, i] = coop.warp.all_reduce(x[i], op)
+        out[1, i] = coop.warp.reduce(items, op, 16)
+        results = cuda.local.array(1, dtype)
+        coop.warp.reduce_batched(items, op, results, batches=8)
+        out[2, i] = results[0]
+        out[3, i] = coop.block.reduce(x[i], op, threads=128)
+
+    return kernel
+
+
+#: The redux cases: (name, dtype, operator), the words test_codegen expects
+REDUX_CASES = {
+    "redux-int8-max": (np.int8, coop.ops.max, ["redux.sync.max.s32"]),
+    "redux-uint16-min": (np.uint16, min, ["redux.sync.min.u32"]),
+    "redux-uint32-max": (np.uint32, max, ["redux.sync.max.u32"]),
+    "redux-int32-bit_and": (np.int32, operator.and_, ["redux.sync.and.b32"]),
+    "redux-uint8-bit_xor": (np.uint8, coop.ops.bit_xor, ["redux.sync.xor.b32"]),
+}
+for _name, (_np_dtype, _op, _) in REDUX_CASES.items():
+    _nb = SCALARS[np.dtype(_np_dtype).name][1]
+    case(_name, (_nb[::1], _nb[:, ::1]))(redux_kernel(_np_dtype, _op))
+
+
 for _name, (_np_dtype, _nb_type) in SCALARS.items():
     _arrays = (_nb_type[::1], types.int32[::1], _nb_type[:, ::1])
     case(f"warp_reduce-{_name}", _arrays)(warp_reduce_kernel(_np_dtype, _op_for(_name)))

@@ -8,7 +8,7 @@ names (each intrinsic records its factory and arguments, ``_coop_recipe``, from 
 constant here, ``*_ASM``):
 
 - warp (``coop._core.shuffle``): ``shuffle`` (shfl.sync of any value type, as 32-bit
-  words), ``up_sum_step`` (CUB's shfl-and-add scan step), ``warp_sum`` (redux.sync),
+  words), ``up_sum_step`` (CUB's shfl-and-add scan step), ``warp_redux`` (redux.sync),
   ``same_bit_lanes`` (a ballot step of CUB's MatchAny), ``lanes_below`` (``%lanemask_lt``);
 - static arrays (``coop._core.scratch``, ``coop._core.items``): ``word_array`` (a shared
   or local array of 8-byte words, one per specialisation), ``local_array_tuple``;
@@ -233,31 +233,40 @@ def up_sum_step(typingctx, mask, value, delta, c):
 
 _recipe(up_sum_step, "up_sum_step")
 
-_REDUX_ADD_ASM = "redux.sync.add.s32 $0, $1, $2;"  # (sum, value, mask)
+
+def redux_asm(kind, signed):
+    """``redux.sync``'s PTX for ``kind`` (add, min, max, and, or, xor) on 32-bit words:
+    $0 the result, $1 the value, $2 the mask; min and max in the values' signedness."""
+    word = {"add": "s32", "min": "s32" if signed else "u32", "max": "s32" if signed else "u32"}.get(kind, "b32")
+    return f"redux.sync.{kind}.{word} $0, $1, $2;"
 
 
-@intrinsic
-def warp_sum(typingctx, mask, value):
-    """Sum over the lanes of ``mask`` with one ``redux.sync.add`` (sm_80 and later),
-    CUDA's ``__reduce_add_sync``; every lane gets it."""
-    value = types.unliteral(value)
-    if not _integers(mask) or not (isinstance(value, types.Integer) and value.bitwidth <= 32):
-        return None
+@functools.lru_cache(maxsize=None)
+def warp_redux(kind):
+    """``kind`` (add, min, max, and, or, xor) over the lanes of ``mask`` with one
+    ``redux.sync`` (sm_80 and later), CUDA's ``__reduce_<kind>_sync``: every lane gets
+    it. Integers of 32 bits or fewer, extended to 32 in their signedness."""
 
-    def codegen(context, builder, sig, args):
-        i32 = ir.IntType(32)
-        mask_arg, value_arg = args
-        mask32 = _word32(builder, mask_arg, signed=False)
-        value32 = _word32(builder, value_arg, value.signed)
-        # (libNVVM has no redux intrinsic)
-        fnty = ir.FunctionType(i32, (i32, i32))
-        total = _warp_asm(builder, fnty, _REDUX_ADD_ASM, "=r,r,r", (value32, mask32))
-        return builder.trunc(total, value_arg.type) if value_arg.type.width < 32 else total
+    @intrinsic
+    def warp_reduced(typingctx, mask, value):
+        value = types.unliteral(value)
+        if not _integers(mask) or not (isinstance(value, types.Integer) and value.bitwidth <= 32):
+            return None
+        text = redux_asm(kind, value.signed)
 
-    return value(mask, value), codegen
+        def codegen(context, builder, sig, args):
+            i32 = ir.IntType(32)
+            mask_arg, value_arg = args
+            mask32 = _word32(builder, mask_arg, signed=False)
+            value32 = _word32(builder, value_arg, value.signed)
+            # (libNVVM has no redux intrinsic)
+            fnty = ir.FunctionType(i32, (i32, i32))
+            total = _warp_asm(builder, fnty, text, "=r,r,r", (value32, mask32))
+            return builder.trunc(total, value_arg.type) if value_arg.type.width < 32 else total
 
+        return value(mask, value), codegen
 
-_recipe(warp_sum, "warp_sum")
+    return _recipe(warp_reduced, "warp_redux", kind)
 
 
 # (lanes, label, the bit as a mask, mask)

@@ -350,18 +350,19 @@ def _up_sum_step():
     return typed_function(typer)
 
 
-def _warp_sum():
-    """``redux.sync.add``, as numba-cuda's intrinsic."""
+def _warp_redux(kind):
+    """``redux.sync``, as numba-cuda's intrinsic (``warp_redux``)."""
     from numba_cuda_mlir.numba_cuda import types as M
 
-    from coop._core.compilers.numba_cuda_intrinsics import _REDUX_ADD_ASM
+    from coop._core.compilers.numba_cuda_intrinsics import redux_asm
 
     def typer(mask, value):
         value = M.unliteral(value)
         if not (isinstance(value, M.Integer) and value.bitwidth <= 32):
             return None
-        return ptx_function("warp_sum(mask, value)", _REDUX_ADD_ASM, ("=r", 0), ("r", "np.int32(value)"),
-                            ("r", "mask"), returns="scalar(result)", scalar=_scalar(value))
+        # (np.int32 extends a value in its own signedness: the word redux needs)
+        return ptx_function(f"warp_redux_{kind}(mask, value)", redux_asm(kind, value.signed), ("=r", 0),
+                            ("r", "np.int32(value)"), ("r", "mask"), returns="scalar(result)", scalar=_scalar(value))
 
     return typed_function(typer)
 
@@ -1203,7 +1204,7 @@ _CHECKS = ("launch_check", "size_check")
 _RECIPES = {
     "shuffle": _shuffle,
     "up_sum_step": _up_sum_step,
-    "warp_sum": _warp_sum,
+    "warp_redux": _warp_redux,
     "same_bit_lanes": _same_bit_lanes,
     "lanes_below": _lanes_below,
     "converter": _converter,
