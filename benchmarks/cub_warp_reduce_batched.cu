@@ -14,12 +14,23 @@
 #include <cuda/functional>
 
 #include <cstdint>
+#include <type_traits>
 #include <cstdio>
 #include <cstring>
 
 #include "cub_timing.cuh"
 
 constexpr int WARPS = 8;  // 256 threads a block
+
+// coop.ops.max is ``b if a < b else a``. CCCL 3.5's cuda::maximum is that for integers (and
+// lets WarpReduceBatched use redux.sync there) but fmax for floating point (NaNs ignored:
+// another operator, one FMNMX); for floats, the comparison CCCL 3.0's cuda::maximum made.
+struct LessThanMax {
+  template <typename T>
+  __device__ __forceinline__ T operator()(const T& a, const T& b) const { return (a < b) ? b : a; }
+};
+template <typename T>
+using MaxOf = std::conditional_t<std::is_floating_point_v<T>, LessThanMax, cuda::maximum<>>;
 
 template <typename T, int B, bool Sum, int Reps>
 __global__ void __launch_bounds__(WARPS * 32) batched(const T* x, T* out) {
@@ -42,7 +53,7 @@ __global__ void __launch_bounds__(WARPS * 32) batched(const T* x, T* out) {
     if constexpr (Sum) {
       Reduce(temp[warp_in_block]).SumToStriped(round_items, results);
     } else {
-      Reduce(temp[warp_in_block]).ReduceToStriped(round_items, results, cuda::maximum<>{});
+      Reduce(temp[warp_in_block]).ReduceToStriped(round_items, results, MaxOf<T>{});
     }
 #pragma unroll
     for (int k = 0; k < PerLane; ++k) totals[k] += results[k];

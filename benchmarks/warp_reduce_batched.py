@@ -80,7 +80,8 @@ def kernels(dtype, op_name, batches, reps):
             items[b] = x[tile * B * 32 + b * 32 + lane]
         for k in range(per_lane):
             totals[k] = 0
-        for r in range(R):
+        r = np.int32(0)
+        while r < R:  # (CUB's loop: an int round number; Numba's range counts in 64 bits)
             for b in range(B):
                 round_items[b] = items[b] + DT(r)
             if summed:
@@ -89,6 +90,7 @@ def kernels(dtype, op_name, batches, reps):
                 coop.warp.reduce_batched(round_items, coop.ops.max, results, batches=B)
             for k in range(per_lane):
                 totals[k] += results[k]
+            r = np.int32(r + 1)
         for k in range(per_lane):
             if lane + k * 32 < B:
                 out[tile * B + lane + k * 32] = totals[k]
@@ -102,10 +104,12 @@ def kernels(dtype, op_name, batches, reps):
         for b in range(B):
             items[b] = x[tile * B * 32 + b * 32 + lane]
             totals[b] = 0
-        for r in range(R):
+        r = np.int32(0)
+        while r < R:  # (as in batched)
             for b in range(B):
                 value = items[b] + DT(r)
                 totals[b] += coop.warp.sum(value) if summed else coop.warp.reduce(value, coop.ops.max)
+            r = np.int32(r + 1)
         if lane == 0:
             for b in range(B):
                 out[tile * B + b] = totals[b]
