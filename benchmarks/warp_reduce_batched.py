@@ -1,8 +1,8 @@
 """coop.warp.sum_batched / reduce_batched against CUB's WarpReduceBatched, and against one
 coop.warp.sum per batch, side by side on one GPU.
 
-    python benchmarks/warp_reduce_batched.py [--log2n 26] [--cccl-include DIR] [--out DIR]
-                                             [--sim-check]
+    python benchmarks/warp_reduce_batched.py [--log2n 26] [--cccl-include DIR | --cub-binary FILE]
+                                             [--out DIR] [--sim-check]
 
 One warp per tile of ``32 * B`` items (``B`` batches; batch ``b`` is the tile's items
 ``32b .. 32b+31``, one per lane, read coalesced), 256 threads a block; ``REPS`` rounds of
@@ -195,6 +195,8 @@ def main(argv=None):
     parser.add_argument("--cccl-include", default=os.environ.get("CCCL_INCLUDE", ""))
     parser.add_argument("--out", default=None)
     parser.add_argument("--sim-check", action="store_true")
+    parser.add_argument("--cub-binary", default=None,
+                        help="the CUB side built beforehand (nvcc with pip's CCCL headers), instead of --cccl-include")
     args = parser.parse_args(argv)
     if args.sim_check:
         rows = time_coop(args.log2n, None, sim=True)
@@ -203,7 +205,7 @@ def main(argv=None):
         return 1 if bad else 0
     out = pathlib.Path(args.out or tempfile.mkdtemp(prefix="warp_reduce_batched_"))
     out.mkdir(parents=True, exist_ok=True)
-    binary = build_cub("cub_warp_reduce_batched.cu", args.cccl_include, out)
+    binary = args.cub_binary or build_cub("cub_warp_reduce_batched.cu", args.cccl_include, out)
     rows = time_coop(args.log2n, out) + time_cub(args.log2n, binary)
     (out / "warp_reduce_batched.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     print(report(rows))
