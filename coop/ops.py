@@ -250,7 +250,10 @@ mul.__doc__ = _expand(
 )
 
 min.__doc__ = _expand(
-    """``b if b < a else a`` (CUB Min, ``cuda::minimum``): of equal operands, ``a``.
+    """``b if b < a else a`` (CUB Min, ``cuda::minimum`` of CUDA 13.0's CCCL 3.0): of
+    equal operands, ``a``; a NaN ``a`` is kept, a NaN ``b`` passed over. (CCCL 3.5's
+    ``cuda::minimum`` of floating-point values is ``fmin``, which passes over every
+    NaN.)
 
     float16 operands are compared through float32, exactly.
 
@@ -294,7 +297,10 @@ min.__doc__ = _expand(
 )
 
 max.__doc__ = _expand(
-    """``b if a < b else a`` (CUB Max, ``cuda::maximum``): of equal operands, ``a``.
+    """``b if a < b else a`` (CUB Max, ``cuda::maximum`` of CUDA 13.0's CCCL 3.0): of
+    equal operands, ``a``; a NaN ``a`` is kept, a NaN ``b`` passed over. (CCCL 3.5's
+    ``cuda::maximum`` of floating-point values is ``fmax``, which passes over every
+    NaN.)
 
     float16 operands are compared through float32, exactly.
 
