@@ -287,12 +287,13 @@ def part_offsets(sig, temp_storage, parts, bytes_per_part, value_type):
     unit = slot_unit(value_type)
     assert bytes_per_part % unit == 0 and bytes_per_part % PART_ALIGNMENT == 0, (unit, bytes_per_part)
     size = slot_bytes(value_type)
-    if sig.temp_storage(temp_storage) is not None and PART_ALIGNMENT % size:
+    given = sig.temp_storage(temp_storage)
+    if given is not None and PART_ALIGNMENT % size:
         raise sig.error("temp_storage", f"cannot hold {value_type} items ({size} bytes in shared memory): a "
                                         f"caller's array is divided into the logical warps' parts at multiples of "
                                         f"{PART_ALIGNMENT} bytes, where such items cannot start; leave it out (the "
                                         f"call takes its own), or use items of 1, 2, 4, 8 or 16 bytes")
-    if sig.temp_storage(temp_storage) is None:
+    if given is None:
         step = bytes_per_part // unit
 
         def own_offset(temp_storage, part):
@@ -300,7 +301,7 @@ def part_offsets(sig, temp_storage, parts, bytes_per_part, value_type):
 
         return device_function(own_offset)
 
-    itemsize = sig.temp_storage(temp_storage).dtype.bitwidth // 8
+    itemsize = given.dtype.bitwidth // 8
 
     def shared_offset(temp_storage, part):
         # (its bytes as its length times its item's size: numba-cuda-mlir 0.6 has no

@@ -117,11 +117,12 @@ def check_radix_bits(sig, radix_bits, param, threads, layout_of=None):
     """``radix_bits`` from 1 to 8, and the ranking's scratch (``layout_of(bits)``, by
     default the "memoize" ranking's) within static shared memory, a caller's
     ``temp_storage`` or not: the limit also keeps a counter's index in 16 bits (see
-    ranker). The error names the most bits that fit."""
+    ranker). The error names the most bits that fit. Returns the layout."""
     if radix_bits < 1 or radix_bits > MAX_RADIX_BITS:
         raise sig.error(param, f"must be from 1 to {MAX_RADIX_BITS}, got {radix_bits}")
     layout_of = layout_of or (lambda bits: rank_layout(threads, bits))
-    needed = layout_of(radix_bits).nbytes
+    layout = layout_of(radix_bits)
+    needed = layout.nbytes
     if needed > STATIC_SHARED_LIMIT:
         fitting = [bits for bits in range(1, radix_bits) if layout_of(bits).nbytes <= STATIC_SHARED_LIMIT]
         valid = f"at most {fitting[-1]} bits in blocks of {threads} threads" if fitting else "smaller blocks"
@@ -131,6 +132,7 @@ def check_radix_bits(sig, radix_bits, param, threads, layout_of=None):
             f"than the {STATIC_SHARED_LIMIT} bytes of shared memory a ranking may count in (a caller's "
             f"temp_storage too: its counters are indexed in 16 bits); use {valid}",
         )
+    return layout
 
 
 def check_tile(sig, threads, items_per_thread):
@@ -725,8 +727,7 @@ def radix_rank(keys, ranks, begin_bit, num_bits, threads=None, items_per_thread=
     if not name.startswith("match"):  # (the match rankings' counters are 32-bit)
         check_tile(sig, block, n)
     bits = sig.constant_int(num_bits, "num_bits")
-    check_radix_bits(sig, bits, "num_bits", block, lambda bits: chosen.layout(key_types, block, bits))
-    layout = chosen.layout(key_types, block, bits)
+    layout = check_radix_bits(sig, bits, "num_bits", block, lambda bits: chosen.layout(key_types, block, bits))
     sig.run_time_int(begin_bit, "begin_bit")
     is_descending = sig.constant_bool(descending, "descending")
     with_prefix = not is_none(exclusive_digit_prefix)

@@ -143,7 +143,6 @@ def _specialise_reduce(name, value, op, width, valid_items, to_all_lanes):
     down, xor, idx = shuffler(DOWN, lanes), shuffler(XOR, lanes), shuffler(IDX, lanes)
     combine = combined if commutes(op, dtype) else combined_in_lane_order
     redux = redux_kind(op, dtype)
-    warp_reduced = warp_redux(redux) if redux is not None else None
 
     if partial and is_items:
 
@@ -159,19 +158,21 @@ def _specialise_reduce(name, value, op, width, valid_items, to_all_lanes):
                 value, op, convert, down, idx, lanes, valid_items, to_all_lanes
             )
 
-    elif redux is not None and is_items:
+    elif redux is not None:
         # integer sums, minima, maxima and bitwise operations: one redux.sync gives every
         # lane the result (CUB's warp_redux)
+        warp_reduced = warp_redux(redux)
+        if is_items:
 
-        def impl(value, op):
-            _, mask = logical_warp(lanes)
-            return warp_reduced(mask, reduce_items(value, op, convert))
+            def impl(value, op):
+                _, mask = logical_warp(lanes)
+                return warp_reduced(mask, reduce_items(value, op, convert))
 
-    elif redux is not None:
+        else:
 
-        def impl(value):
-            _, mask = logical_warp(lanes)
-            return warp_reduced(mask, value)
+            def impl(value):
+                _, mask = logical_warp(lanes)
+                return warp_reduced(mask, value)
 
     elif is_items:
 
