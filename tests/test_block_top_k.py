@@ -4,7 +4,8 @@ sorted and unsorted, ties, partial tiles, values (the original positions, which 
 where every key went, and a tuple of value arrays), a caller's temp_storage. The
 arrangement is checked exactly: unsorted, the selected keys in tile order (the
 earliest of those tied with the k-th best), then the others in tile order, then the
-positions past valid_items; sorted, the stable sort best first. Misuse is in the table
+positions past valid_items in tile order; sorted, the stable sort best first (the positions
+past valid_items after the others, sorted the same way). Misuse is in the table
 of tests/codegen_cases."""
 
 import numpy as np
@@ -87,11 +88,11 @@ def expected_arrangement(tile_keys, k, valid, largest, is_sorted):
     """The tile positions in the order top_k leaves them."""
     tile = tile_keys.size
     width = 8 if tile_keys.dtype == np.bool_ else tile_keys.dtype.itemsize * 8
-    key = digit_keys(tile_keys[:valid], 0, width, largest)  # (ascending: best first)
-    order = np.argsort(key, kind="stable")
+    key = digit_keys(tile_keys, 0, width, largest)  # (ascending: best first)
+    order = np.argsort(key[:valid], kind="stable")
     past = np.arange(valid, tile)
-    if is_sorted:
-        return np.concatenate([order, past])
+    if is_sorted:  # (the positions past valid_items after the others, sorted the same way)
+        return np.concatenate([order, valid + np.argsort(key[valid:], kind="stable")])
     wanted = max(min(k, valid), 0)
     if wanted in (0, valid):
         return np.arange(tile)
@@ -128,8 +129,6 @@ def check_top_k(key_dtype, shape, n, ks, largest=True, is_sorted=False, valids=(
                 what = (f"block {b}, k={k}, valid_items={valid}, {'largest' if largest else 'smallest'}, "
                         f"{'sorted' if is_sorted else 'unsorted'}")
                 got_positions = positions[b * tile:(b + 1) * tile]
-                if valid is not None and valid < tile:  # (the positions past valid_items: in some order)
-                    got_positions = np.concatenate([got_positions[:valid], np.sort(got_positions[valid:])])
                 assert_equal_exact(got_positions, arranged.astype(np.int32), f"{what}: positions")
                 got, expected = out[b * tile:(b + 1) * tile], tile_keys[positions[b * tile:(b + 1) * tile]]
                 if got.dtype.kind == "f":  # bit for bit: NaN payloads, -0.0 against +0.0

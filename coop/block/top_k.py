@@ -13,7 +13,8 @@ seen so far) stop the passes once all of them are needed; where more are left af
 the last digit (keys equal to the ``k``-th best), a block sum of their counts picks the
 earliest. Then one stable radix sort pass of a 2-bit class per key (selected, not
 selected, past ``valid_items``) moves keys and values into place. Sorted, a stable
-radix sort of the whole tile, best first (the keys past ``valid_items`` last).
+radix sort of the whole tile, best first (the keys past ``valid_items`` last, sorted
+the same way among themselves).
 
 Composition: the passes' block sum is ``coop.block.scan``'s ``exclusive_sum_in_scratch``
 and the placement ``coop.block.radix``'s ``tile_sorter``, in one scratch buffer (a
@@ -104,8 +105,9 @@ def top_k(keys, k, values=None, threads=None, items_per_thread=None, largest=Tru
         the earliest in the tile are selected), then the other keys in tile order,
         then the positions past ``valid_items``. A radix select: a few passes of 8
         bits over the keys and one pass that moves them. True: the whole tile sorted,
-        best first, equal keys in tile order (a stable radix sort of the tile: for
-        where the order is needed).
+        best first, equal keys in tile order, then the positions past ``valid_items``,
+        sorted the same way among themselves (a stable radix sort of the tile by
+        validity, then key: for where the order is needed).
     valid_items : int, optional
         A partial tile: only the first ``valid_items`` tile positions hold keys (run
         time; the same in every thread). The others are never selected and end in the
