@@ -389,6 +389,62 @@ def test_scan(algorithm, dtype, items):
             check_scans(kernel, dtype, items, shape, REFERENCE_OPS[name], initial, rng)
 
 
+@cuda.jit(device=True)
+def first_of(a, b):
+    """Associative, not commutative: a seed combined on the wrong side shows."""
+    return a
+
+
+def seeded_inclusive_kernel(op, dtype, items, algorithm):
+    N, DT, ALG = items, dtype, algorithm
+    load = load_items(max(items, 1), dtype)
+    if items == 0:
+
+        @jit_any_block
+        def kernel(x, initial, scanned, aggregates):
+            g = global_rank()
+            s, a = coop.block.inclusive_scan(x[g], op, algorithm=ALG, return_aggregate=True, initial=initial[0])
+            scanned[g] = s
+            aggregates[g] = a
+
+    else:
+
+        @jit_any_block
+        def kernel(x, initial, scanned, aggregates):
+            g = global_rank()
+            items = cuda.local.array(N, DT)
+            load(x, g, items)
+            aggregates[g] = coop.block.inclusive_scan(items, op, items, algorithm=ALG, initial=initial[0])
+            for i in range(N):
+                scanned[g * N + i] = items[i]
+
+    return kernel
+
+
+@pytest.mark.parametrize("items", [0, 3], ids=["value", "items"])
+@pytest.mark.parametrize("algorithm", SCAN_ALGORITHMS)
+def test_inclusive_scan_from_an_initial_value(algorithm, items):
+    """initial= (CUB's InclusiveScan with initial_value): combined before every result,
+    on the left, and left out of the aggregate."""
+    rng = np.random.default_rng(7 + items)
+    cases = [(np.int32, coop.ops.add, REFERENCE_OPS["add"], 1000), (np.uint8, coop.ops.add, REFERENCE_OPS["add"], 250),
+             (np.float64, coop.ops.max, REFERENCE_OPS["max"], 2.0), (np.int16, first_of, lambda a, b: a, -7)]
+    for dtype, op, reference_op, initial in cases:
+        kernel = seeded_inclusive_kernel(op, dtype, items, algorithm)
+        for shape in SHAPES:
+            threads, per_thread = size(shape), max(items, 1)
+            x = integer_valued(dtype, threads * BLOCKS * per_thread, rng)
+            scanned, aggregates = np.zeros_like(x), np.zeros(threads * BLOCKS, x.dtype)
+            seed = np.asarray(initial).astype(dtype)[()]
+            kernel[BLOCKS, shape](x, np.array([seed]), scanned, aggregates)
+            tiles = tiles_of(x, threads, per_thread)
+            where = f"{np.dtype(dtype).name}, shape {shape}"
+            expected = np.concatenate([inclusive_reference([seed, *t], reference_op)[1:] for t in tiles])
+            assert_equal_exact(scanned, expected, f"inclusive_scan from {initial}, {where}")
+            totals = np.repeat([reduce_reference(t, reference_op) for t in tiles], threads)
+            assert_equal_exact(aggregates, totals, f"its aggregate, {where}")
+
+
 def sum_scan_kernel(dtype, items, threads):
     N, DT, T = items, dtype, threads
     load = load_items(max(items, 1), dtype)

@@ -82,6 +82,9 @@ CASES = {
     "warp.exclusive_scan min, initial": (
         "out[i] = coop.warp.exclusive_scan(x[i], coop.ops.min, initial=x[63])",
         "np.minimum(x[63], exclusive(np.minimum.accumulate(warps(32), axis=1), x[63]))"),
+    "warp.inclusive_scan max, initial": (
+        "out[i] = coop.warp.inclusive_scan(x[i], coop.ops.max, initial=x[5])",
+        "np.maximum(x[5], np.maximum.accumulate(warps(32), axis=1))"),
     "warp.broadcast": ("out[i] = coop.warp.broadcast(x[i], 3)", "np.repeat(warps(32)[:, 3], 32)"),
     "warp.head_segmented_reduce": (
         "head = i % 5 == 0\nr = coop.warp.head_segmented_reduce(x[i], head, coop.ops.add)\n"
@@ -191,6 +194,9 @@ CASES = {
         "        out[4 * i + j - 1] = items[j]", "x[:255]"),
     "block.inclusive_sum of items": (LOAD + "coop.block.inclusive_sum(items, output=items, threads=64)\n" + STORE,
                                      "x.cumsum(dtype=x.dtype)"),
+    "block.inclusive_scan min of items, initial": (
+        LOAD + "coop.block.inclusive_scan(items, coop.ops.min, items, threads=64, initial=x[7])\n" + STORE,
+        "np.minimum(x[7], np.minimum.accumulate(x))"),
     "block.exclusive_sum of items": (LOAD + "coop.block.exclusive_sum(items, output=items, threads=64)\n" + STORE,
                                      "exclusive(x.cumsum(dtype=x.dtype))"),
     "warp.load and store, exclusive_sum of items": (

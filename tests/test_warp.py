@@ -340,6 +340,55 @@ def test_scan(dtype, width, items):
         check_scans(dtype, width, name, items, rng)
 
 
+@cuda.jit(device=True)
+def first_of(a, b):
+    """Associative, not commutative: a seed combined on the wrong side shows."""
+    return a
+
+
+def seeded_inclusive_kernel(op, width, dtype):
+    W, N, DT = width, ITEMS, dtype
+
+    @cuda.jit
+    def kernel(x, items_x, initial, scanned, scanned2, aggregate, items_scanned, items_aggregate):
+        g = thread_index()
+        scanned[g] = coop.warp.inclusive_scan(x[g], op, width=W, initial=initial[0])
+        s, a = coop.warp.inclusive_scan(x[g], op, width=W, return_aggregate=True, initial=initial[0])
+        scanned2[g] = s
+        aggregate[g] = a
+        items = cuda.local.array(N, DT)
+        for i in range(N):
+            items[i] = items_x[g * N + i]
+        items_aggregate[g] = coop.warp.inclusive_scan(items, op, items, W, initial=initial[0])
+        for i in range(N):
+            items_scanned[g * N + i] = items[i]
+
+    return kernel
+
+
+@pytest.mark.parametrize("width", [1, 8, 32])
+def test_inclusive_scan_from_an_initial_value(width):
+    """initial= (CUB's InclusiveScan with initial_value): combined before every result,
+    on the left, and left out of the aggregate; one value a lane and items arrays."""
+    rng = np.random.default_rng(width)
+    n = THREADS * BLOCKS
+    cases = [(np.int32, coop.ops.add, REFERENCE_OPS["add"], 1000), (np.uint8, coop.ops.add, REFERENCE_OPS["add"], 250),
+             (np.float64, coop.ops.max, REFERENCE_OPS["max"], 2.0), (np.int16, first_of, lambda a, b: a, -7)]
+    for dtype, op, reference_op, initial in cases:
+        x, items_x = integer_valued(dtype, n, rng), integer_valued(dtype, n * ITEMS, rng)
+        seed = np.asarray(initial).astype(dtype)[()]
+        outs = [np.zeros(n, x.dtype) for _ in range(3)] + [np.zeros(n * ITEMS, x.dtype), np.zeros(n, x.dtype)]
+        seeded_inclusive_kernel(op, width, dtype)[BLOCKS, THREADS](x, items_x, np.array([seed]), *outs)
+        where = f"{np.dtype(dtype).name}, width {width}"
+        for values, per_lane, scanned, aggregate in ((x, 1, outs[1], outs[2]), (items_x, ITEMS, outs[3], outs[4])):
+            tiles = segments(values, width, per_lane)
+            expected = np.concatenate([inclusive_reference([seed, *t], reference_op)[1:] for t in tiles])
+            assert_equal_exact(scanned, expected, f"inclusive_scan of {per_lane} a lane from {initial}, {where}")
+            totals = np.repeat([reduce_reference(t, reference_op) for t in tiles], width)
+            assert_equal_exact(aggregate, totals, f"its aggregate, {per_lane} a lane, {where}")
+        assert_equal_exact(outs[0], outs[1], f"inclusive_scan from {initial} without the aggregate, {where}")
+
+
 def sum_scan_kernels(width, dtype):
     W, N, DT = width, ITEMS, dtype
 

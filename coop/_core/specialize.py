@@ -45,7 +45,7 @@ from coop._core.backend import SIMULATOR, device_function
 from coop._core.compilers import numba_cuda
 from coop._core.constants import SOURCE_LOCK, with_parameters
 from coop._core.docs import expand
-from coop._core.errors import CoopError, launch_message, launch_shape_message, padded_shape
+from coop._core.errors import ArgumentTypeError, CoopError, launch_message, launch_shape_message, padded_shape
 from coop._core.values import check_dtype, convertible, simulated_type_of, value_type_of, zero
 
 
@@ -276,7 +276,7 @@ def _simulated_primitive(qualname, generator, signature, group, uniform):
 
     implementations = {}
     parameters = tuple(signature.parameters)
-    bind = _binder(signature)
+    bind = _binder(signature, qualname)
 
     def call(*args, **kwargs):
         if not simulator.in_kernel():
@@ -317,17 +317,22 @@ def _simulated_primitive(qualname, generator, signature, group, uniform):
 _SPECIALISING = threading.RLock()
 
 
-def _binder(signature):
+def _binder(signature, qualname):
     """``bind(args, kwargs)``: the call's argument for each of ``signature``'s parameters,
     in order, defaults filled in (``inspect.Signature.bind`` for what it does not take
-    in its stride: its errors, parameters other than positional-or-keyword)."""
+    in its stride: its errors, parameters other than positional-or-keyword). Python's
+    error for arguments that do not bind (the compiled path's: Numba reports it) names
+    the primitive and its parameters here."""
     names = tuple(signature.parameters)
     position = {name: k for k, name in enumerate(names)}
     defaults = [p.default for p in signature.parameters.values()]
     plain = all(p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD for p in signature.parameters.values())
 
     def bind_slowly(args, kwargs):
-        bound = signature.bind(*args, **kwargs)
+        try:
+            bound = signature.bind(*args, **kwargs)
+        except TypeError as error:
+            raise ArgumentTypeError(f"{qualname}: {error}; its parameters: {', '.join(names)}") from None
         bound.apply_defaults()
         return list(bound.arguments.values())
 

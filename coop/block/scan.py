@@ -337,12 +337,12 @@ def _specialise_scan(sig, value, op, initial, output, prefix_op, prefix_state, t
     return device_function(without_dead_branches(scan))
 
 
-@primitive("coop.block.inclusive_scan", temp_storage_bytes, group="block")
+@primitive("coop.block.inclusive_scan", temp_storage_bytes, group="block", uniform=("initial",))
 def inclusive_scan(value, op, output=None, prefix_op=None, prefix_state=None, threads=None,
-                   algorithm="raking", return_aggregate=False, temp_storage=None):
+                   algorithm="raking", return_aggregate=False, temp_storage=None, initial=None):
     """Inclusive prefix scan over the block with ``op`` (CUB BlockScan::InclusiveScan):
     thread ``r`` (item ``k`` of the tile) gets ``op`` over inputs 0..r (items 0..k),
-    after the callback's prefix if ``prefix_op`` is given.
+    after ``initial`` or the callback's prefix if either is given.
 
     Parameters
     ----------
@@ -367,6 +367,12 @@ def inclusive_scan(value, op, output=None, prefix_op=None, prefix_state=None, th
     temp_storage : shared array, optional
         {temp_storage}
         {temp_storage_size} The same for the four block scans.
+    initial : value, run time, optional
+        A seed (CUB's ``initial_value``, keyword only here: the parameters before it
+        keep their positions), converted to the value's type and combined before every
+        result: thread 0's (its first item's) is ``op(initial, value)``. The same in
+        every thread; not with ``prefix_op``; not in the aggregate. Default None: no
+        seed.
 
     Returns
     -------
@@ -407,12 +413,12 @@ def inclusive_scan(value, op, output=None, prefix_op=None, prefix_state=None, th
         assert (block_max == tiles.max(axis=1)).all()
     """
     scan = _specialise_scan(
-        Signature("coop.block.inclusive_scan"), value, op, None, output, prefix_op, prefix_state, threads,
+        Signature("coop.block.inclusive_scan"), value, op, initial, output, prefix_op, prefix_state, threads,
         algorithm, return_aggregate, temp_storage, False,
     )
 
-    def impl(value, op, output, prefix_op, prefix_state, temp_storage):
-        return scan(value, output, op, None, prefix_op, prefix_state, temp_storage)
+    def impl(value, op, output, prefix_op, prefix_state, temp_storage, initial):
+        return scan(value, output, op, initial, prefix_op, prefix_state, temp_storage)
 
     return impl
 

@@ -133,6 +133,15 @@ def inclusive_scan_warp_items(items, output, op, convert, up, idx, width):
 
 
 @device_function
+def inclusive_scan_warp_items_seeded(items, output, op, convert, up, idx, width, initial):
+    """Inclusive scan of a warp's blocked items after ``initial``; returns the warp
+    aggregate (without ``initial``)."""
+    _, exclusive, aggregate = scan_lanes(reduce_items(items, op, convert), op, convert, up, idx, width)
+    inclusive_scan_items_with_prefix(items, output, op, convert, seeded_exclusive(exclusive, op, convert, initial, width))
+    return aggregate
+
+
+@device_function
 def exclusive_scan_warp_items(items, output, op, convert, up, idx, width, initial):
     """Exclusive scan of a warp's blocked items seeded with ``initial``; returns the
     warp aggregate."""
@@ -169,11 +178,12 @@ def _scan_arguments(sig, value, output, op, width, return_aggregate):
     return dtype, is_items, sig.width(width), with_aggregate
 
 
-@primitive("coop.warp.inclusive_scan", group="warp")
-def inclusive_scan(value, op, output=None, width=32, return_aggregate=False):
+@primitive("coop.warp.inclusive_scan", group="warp", uniform=("initial",))
+def inclusive_scan(value, op, output=None, width=32, return_aggregate=False, initial=None):
     """Inclusive prefix scan over a logical warp with ``op`` (CUB
-    WarpScan::InclusiveScan): lane ``l`` gets ``op`` over the inputs of lanes 0..l
-    (with items arrays: item ``k`` of the warp's tile gets ``op`` over items 0..k).
+    WarpScan::InclusiveScan): lane ``l`` gets ``op`` over ``initial`` (if given) and the
+    inputs of lanes 0..l (with items arrays: item ``k`` of the warp's tile gets ``op``
+    over ``initial`` and items 0..k).
 
     Parameters
     ----------
@@ -188,6 +198,11 @@ def inclusive_scan(value, op, output=None, width=32, return_aggregate=False):
         {width}
     return_aggregate : bool, compile-time constant, default False
         {return_aggregate}
+    initial : value, run time, optional
+        A seed (CUB's ``initial_value``, keyword only here: the parameters before it
+        keep their positions), converted to the value's type and combined before every
+        result: logical lane 0's (its first item's) is ``op(initial, value)``. The same
+        in every lane of the logical warp; not in the aggregate. Default None: no seed.
 
     Returns
     -------
@@ -224,22 +239,43 @@ def inclusive_scan(value, op, output=None, width=32, return_aggregate=False):
         assert (out == np.maximum.accumulate(x.reshape(2, 32), axis=1).ravel()).all()
         assert (warp_max == x.reshape(2, 32).max(axis=1)).all()
 
-    Fragment (inside a kernel): an items array scanned in place::
+    Fragment (inside a kernel): an items array scanned in place, from 1000::
 
-        total = coop.warp.inclusive_scan(items, operator.add, items)
+        total = coop.warp.inclusive_scan(items, operator.add, items, initial=1000)
     """
     sig = Signature("coop.warp.inclusive_scan")
     dtype, is_items, lanes, with_aggregate = _scan_arguments(
         sig, value, output, op, width, return_aggregate
     )
+    seeded = not is_none(initial)
+    if seeded:
+        sig.single_value(initial, "initial", dtype)
     convert = converter(dtype)
     up, idx = shuffler(UP, lanes), shuffler(IDX, lanes)
     check_output = output_check(sig.primitive, is_items)
-    if is_items:
+    if is_items and seeded:
+
+        def impl(value, op, output, initial):
+            check_output(value, output)
+            return inclusive_scan_warp_items_seeded(value, output, op, convert, up, idx, lanes, convert(initial))
+
+    elif is_items:
 
         def impl(value, op, output):
             check_output(value, output)
             return inclusive_scan_warp_items(value, output, op, convert, up, idx, lanes)
+
+    elif seeded and with_aggregate:
+
+        def impl(value, op, initial):
+            inclusive, _, aggregate = scan_lanes(value, op, convert, up, idx, lanes)
+            return convert(op(convert(initial), inclusive)), aggregate
+
+    elif seeded:
+
+        def impl(value, op, initial):
+            _, mask = logical_warp(lanes)
+            return convert(op(convert(initial), inclusive_scan_lanes(value, op, convert, mask, lanes)))
 
     elif with_aggregate:
 

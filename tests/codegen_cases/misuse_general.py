@@ -79,6 +79,16 @@ def width_above_32(x, out):
 
 
 @misuse(
+    "unknown-keyword",
+    (types.int32[::1], types.int32[::1]),
+    "got an unexpected keyword argument 'initial'",  # (the simulator's adds "coop.block.exclusive_sum: ")
+)
+def unknown_keyword(x, out):
+    i = cuda.grid(1)
+    out[i] = coop.block.exclusive_sum(x[i], initial=3, threads=128)
+
+
+@misuse(
     "unsupported-dtype",
     (types.NPDatetime("s")[::1], types.NPDatetime("s")[::1]),
     "coop.warp.all_reduce: value has unsupported type datetime64[s]",

@@ -46,6 +46,9 @@ def warp_scan_kernel(dtype, op):
         out[4, i] = coop.warp.exclusive_scan(items, op, x[1], items, 8)
         for j in range(4):
             out[5 + j, i] = items[j]
+        out[9, i] = coop.warp.inclusive_scan(x[i], op, width=8, initial=x[2])
+        out[10, i] = coop.warp.inclusive_scan(items, op, items, initial=x[3])
+        out[11, i] = items[3]
 
     return kernel
 
@@ -178,7 +181,7 @@ def block_kernel(dtype, op, reduce_algorithm, scan_algorithm, threads):
             items[j] = x[i * 4 + j]
         out[0, i] = coop.block.reduce(x[i], op, threads=T, algorithm=ALG_R)
         out[1, i] = coop.block.all_reduce(items, op, i % 300 + 1, threads=T, algorithm=ALG_R)
-        out[2, i] = coop.block.inclusive_scan(x[i], op, threads=T, algorithm=ALG_S)
+        out[2, i] = coop.block.inclusive_scan(x[i], op, threads=T, algorithm=ALG_S, initial=x[1])
         out[3, i] = coop.block.exclusive_scan(items, op, x[0], items, threads=T, algorithm=ALG_S)
         for j in range(4):
             out[4 + j, i] = items[j]
