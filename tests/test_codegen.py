@@ -215,3 +215,33 @@ def test_a_body_without_source_compiles_as_a_call():
     run = subprocess.run([sys.executable, "-c", FALLBACK], cwd=HERE, env=env, capture_output=True, text=True,
                          timeout=300)
     assert run.returncode == 0 and run.stdout.strip() == "ok", run.stderr[-3000:] + run.stdout[-2000:]
+
+
+RESULT_TYPES = """
+import operator
+import coop
+from numba import cuda, types
+
+def scans(v, init):
+    a = coop.block.exclusive_scan(v, operator.add, initial=init, threads=64)
+    b = coop.block.inclusive_scan(v, operator.add, initial=init, threads=64, algorithm="warp_scans")
+    c = coop.warp.exclusive_scan(v, operator.add, initial=init)
+    d = coop.warp.inclusive_scan(v, operator.add, initial=init)
+    return a, b, c, d
+
+for value, seed in ((types.float32, types.float64), (types.int16, types.int64), (types.uint8, types.float64)):
+    _, result = cuda.compile_ptx(scans, (value, seed), device=True, cc=(9, 0))
+    print(value, result)
+"""
+
+
+def test_seeded_scans_return_the_values_type():
+    """A scan's results have the value's type, a wider ``initial`` (a Python float for
+    float32 values) converted: thread 0's result of a block exclusive scan was the seed
+    as given (float64 for float32 values)."""
+    env = dict(compile_env(), NUMBA_ENABLE_CUDASIM="0")
+    run = subprocess.run([sys.executable, "-c", RESULT_TYPES], cwd=HERE, env=env, capture_output=True, text=True,
+                         timeout=600)
+    assert run.returncode == 0, run.stderr[-3000:]
+    lines = run.stdout.strip().splitlines()
+    assert lines == [f"{value} UniTuple({value} x 4)" for value in ("float32", "int16", "uint8")], run.stdout

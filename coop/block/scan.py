@@ -300,6 +300,8 @@ def _specialise_scan(sig, value, op, initial, output, prefix_op, prefix_state, t
         # into its exclusive prefix; rank 0's is the seed, or nothing if unseeded
         if has_callback:
             seed = block_prefix(aggregate, convert, prefix_op, prefix_state, buffer, load, prefix_slot)
+        elif has_initial:
+            seed = convert(initial)  # (rank 0's result: in the value's type, as the others')
         else:
             seed = initial
         rank = block_rank()
