@@ -50,8 +50,9 @@ def runs_of(dtype, size, rng, low=-3, high=4):
 
 
 def valid_counts(tile):
-    """Per block: a partial tile, a single item, and the whole tile."""
-    return np.array([max(1, tile - tile // 3 - 1), 1, tile][:BLOCKS], np.int32)
+    """Per block: a partial tile, a single item, and more than the tile (the whole tile:
+    its last item is the tile's last)."""
+    return np.array([max(1, tile - tile // 3 - 1), 1, tile + 3][:BLOCKS], np.int32)
 
 
 def wrapping(fn):
@@ -173,7 +174,7 @@ def check_neighbours(shape, n, dtype, partial, with_neighbours, with_index=False
     )
     for b in range(BLOCKS):
         mine = slice(b * tile, (b + 1) * tile)
-        t, v = x[mine], int(valid[b])
+        t, v = x[mine], min(int(valid[b]), tile)
         before, after = (neighbours[2 * b], neighbours[2 * b + 1]) if with_neighbours else (None, None)
         heads, tails = reference_flags(t, v, before, after, with_index)
         what = f"block {b} (valid {v})"
@@ -239,7 +240,7 @@ def test_tuples():
     kernel[BLOCKS, T](keys, values, valid, heads, tails, left_keys, left_values)
     for b in range(BLOCKS):
         mine = slice(b * TILE, (b + 1) * TILE)
-        expected_heads, expected_tails = reference_flags(keys[mine], int(valid[b]), None, None, False)
+        expected_heads, expected_tails = reference_flags(keys[mine], min(int(valid[b]), TILE), None, None, False)
         assert_equal_exact(heads[mine], expected_heads.astype(np.int32), f"tuple heads, block {b}")
         assert_equal_exact(tails[mine], expected_tails.astype(np.int32), f"tuple tails, block {b}")
         k, v = keys[mine].astype(np.int32), values[mine]
@@ -458,7 +459,7 @@ def check_run_length(shape, n, d, dtype, partial, seed=0):
         kernel[BLOCKS, launch_shape(shape)](*args)
     for b in range(BLOCKS):
         mine = slice(b * tile, (b + 1) * tile)
-        v = int(valid[b])
+        v = min(int(valid[b]), tile)
         t = x[mine][:v]
         starts = run_starts(t)
         lengths = np.diff(np.append(starts, v))

@@ -58,8 +58,8 @@ def _differencer(value_type, output_type, tile, out, apply, block, left, with_ne
         last = read(items, n - 1)
         before, after = exchange(buffer, rank, first, last)
         base = rank * n
-        if partial:
-            end = valid_items
+        if partial:  # (valid_items past the tile: the whole tile, its last item the tile's last)
+            end = min(valid_items, count_threads() * n)
         else:
             end = count_threads() * n
         if left:
@@ -158,7 +158,8 @@ def subtract_left(items, output, op=None, tile_predecessor=None, threads=None, v
         {shuffle_threads}
     valid_items : int, optional
         A partial tile (the same in every thread, CUB's SubtractLeftPartialTile): items
-        at tile positions ``valid_items`` and after are copied.
+        at tile positions ``valid_items`` and after are copied. The tile size or more
+        means the whole tile.
         {blocked_positions}
     temp_storage : shared array, optional
         {temp_storage}
@@ -240,7 +241,8 @@ def subtract_right(items, output, op=None, tile_successor=None, threads=None, va
     valid_items : int, optional
         A partial tile (the same in every thread, CUB's SubtractRightPartialTile): the
         tile ends at position ``valid_items - 1`` (copied, or differenced with
-        ``tile_successor``); items after it are copied.
+        ``tile_successor``); items after it are copied. The tile size or more means
+        the whole tile.
         {blocked_positions}
     temp_storage : shared array, optional
         {temp_storage}

@@ -87,8 +87,8 @@ def _flagger(value_type, read, length, apply, block, heads, tails, with_predeces
         last = read(items, n - 1)
         before, after = exchange(buffer, rank, first, last)
         base = rank * n
-        if partial:
-            end = valid_items
+        if partial:  # (valid_items past the tile: the whole tile, its last item the tile's last)
+            end = min(valid_items, count_threads() * n)
         else:
             end = count_threads() * n
         if heads:
@@ -182,7 +182,8 @@ def flag_heads(items, flags, flag_op, tile_predecessor=None, threads=None, valid
         {shuffle_threads}
     valid_items : int, optional
         A partial tile (the same in every thread): only the first ``valid_items`` tile
-        items are compared; flags past them are 0.
+        items are compared; flags past them are 0. The tile size or more means the
+        whole tile.
         {blocked_positions}
     temp_storage : shared array, optional
         {temp_storage}
@@ -263,7 +264,8 @@ def flag_tails(items, flags, flag_op, tile_successor=None, threads=None, valid_i
         {shuffle_threads}
     valid_items : int, optional
         A partial tile (the same in every thread): the tile ends at item ``valid_items
-        - 1`` (a tail, or compared with ``tile_successor``); flags past it are 0.
+        - 1`` (a tail, or compared with ``tile_successor``); flags past it are 0. The
+        tile size or more means the whole tile.
         {blocked_positions}
     temp_storage : shared array, optional
         {temp_storage}
@@ -347,7 +349,7 @@ def flag_heads_and_tails(items, head_flags, tail_flags, flag_op, tile_predecesso
         {shuffle_threads}
     valid_items : int, optional
         A partial tile (the same in every thread): the tile ends at item ``valid_items
-        - 1``; flags past it are 0.
+        - 1``; flags past it are 0. The tile size or more means the whole tile.
         {blocked_positions}
     temp_storage : shared array, optional
         {temp_storage}
