@@ -114,7 +114,7 @@ def check_block_sort(key_dtype, shape, n, comparator="lt", valid=None, blocks=2,
         launch_with_dynamic_shared(kernel, blocks, launch_shape(shape), nbytes, *args)
     else:
         kernel[blocks, launch_shape(shape)](*args)
-    check_tiles(x, out, positions, tile, tile if valid is None else valid, sort_key,
+    check_tiles(x, out, positions, tile, tile if valid is None else max(min(valid, tile), 0), sort_key,
                 f"{np.dtype(key_dtype).name} {shape_id(shape)}x{n}")
 
 
@@ -154,10 +154,12 @@ def test_block_merge_sort_shapes(shape, n):
     check_block_sort(key_dtype, shape, n, seed=n)
 
 
-@pytest.mark.parametrize("shape,n", [(64, 3), (96, 4)] + ([(256, 8), (1024, 7)] if FULL_MATRIX else []))
+@pytest.mark.parametrize("shape,n", [(64, 3), (96, 4), (17, 3)] + ([(256, 8), (1024, 7)] if FULL_MATRIX else []))
 def test_block_merge_sort_partial_tiles(shape, n):
+    """valid_items from none to more than the tile (the whole tile: a block of 17 or 96
+    threads read keys past its tile before)."""
     tile = size_of(shape) * n
-    for valid in sorted({0, 1, tile // 2 + 1, tile - 1, tile}):
+    for valid in sorted({0, 1, tile // 2 + 1, tile - 1, tile, tile + 3}):
         check_block_sort(np.int16, shape, n, valid=valid, seed=valid)
 
 
@@ -280,7 +282,7 @@ def check_tuple_sort(group, shape, n, comparator, valid=None, blocks=2, seed=0):
     tile = size_of(shape) * n if group == "block" else 16 * n
     kernel = tuple_sort_kernel(group, shape, n, compare, valid is not None, TUPLE_OOB[comparator])
     kernel[blocks, launch_shape(shape)](high, low, *outs, tile if valid is None else valid)
-    count = tile if valid is None else valid
+    count = tile if valid is None else min(valid, tile)
     for t in range(size // tile):
         here = f"{group} {shape_id(shape)}x{n}, {comparator}, tile {t}"
         keys = slice(t * tile, t * tile + count)
@@ -297,12 +299,12 @@ def test_block_merge_sort_tuple_keys_and_values(shape, n, comparator):
     check_tuple_sort("block", shape, n, comparator)
 
 
-@pytest.mark.parametrize("valid", [1, 100, 191])
+@pytest.mark.parametrize("valid", [1, 100, 191, 200])
 def test_block_merge_sort_tuple_keys_partial_tiles(valid):
     check_tuple_sort("block", 64, 3, "lt" if valid % 2 else "device_function", valid=valid, seed=valid)
 
 
-@pytest.mark.parametrize("valid", [None, 0, 21])
+@pytest.mark.parametrize("valid", [None, 0, 21, 50])
 def test_warp_merge_sort_tuple_keys_and_values(valid):
     check_tuple_sort("warp", 64, 3, "device_function" if valid else "lt", valid=valid, seed=3)
 

@@ -58,7 +58,7 @@ def merge_sort(keys, compare, values=None, threads=None, items_per_thread=None, 
         A partial tile: only the first ``valid_items`` tile positions hold keys (run
         time, the same in every thread). They are sorted into positions ``0 ..
         valid_items - 1``; what the other positions hold afterwards is unspecified.
-        Needs ``oob_default``.
+        The tile size or more means the whole tile. Needs ``oob_default``.
         {blocked_positions}
     oob_default : key, optional
         {merge_oob_default}
@@ -136,7 +136,7 @@ def merge_sort(keys, compare, values=None, threads=None, items_per_thread=None, 
     def impl(keys, compare, values, valid_items, oob_default, temp_storage):
         check_lengths(keys, values, n)
         if partial:
-            valid = valid_items
+            valid = min(max(valid_items, 0), tile)  # (past the tile: the whole tile)
         else:
             valid = tile
         sort(keys, values, compare, scratch(temp_storage), 0, 0, block_rank(), valid, oob_default, 0)

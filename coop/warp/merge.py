@@ -95,7 +95,8 @@ def merge_sort(keys, compare, values=None, threads=None, items_per_thread=None, 
         A partial tile: only the first ``valid_items`` positions of the logical warp's
         tile hold keys (run time, the same in every lane of the logical warp). They are
         sorted into positions ``0 .. valid_items - 1``; the other positions are
-        unspecified afterwards. Needs ``oob_default``.
+        unspecified afterwards. The tile size or more means the whole tile. Needs
+        ``oob_default``.
         {blocked_positions}
     oob_default : key, optional
         {merge_oob_default}
@@ -163,7 +164,7 @@ def merge_sort(keys, compare, values=None, threads=None, items_per_thread=None, 
     def impl(keys, compare, values, valid_items, oob_default, temp_storage):
         check_lengths(keys, values, n)
         if partial:
-            valid = valid_items
+            valid = min(max(valid_items, 0), tile)  # (past the tile: the whole tile)
         else:
             valid = tile
         sort(keys, values, compare, valid, oob_default, scratch(temp_storage), temp_storage)
