@@ -84,15 +84,17 @@ def top_k_kernel(shape, n, key_dtype, largest, is_sorted, partial, with_temp_sto
     return kernel
 
 
-def expected_arrangement(tile_keys, k, valid, largest, is_sorted):
-    """The tile positions in the order top_k leaves them."""
+def expected_arrangement(tile_keys, k, valid, largest, is_sorted, past_sorted=False):
+    """The tile positions in the order top_k leaves them (``past_sorted``: sorted, the
+    positions past ``valid`` sorted the same way, as coop.block.top_k's; else in tile
+    order, as coop.warp.top_k's)."""
     tile = tile_keys.size
     width = 8 if tile_keys.dtype == np.bool_ else tile_keys.dtype.itemsize * 8
     key = digit_keys(tile_keys, 0, width, largest)  # (ascending: best first)
     order = np.argsort(key[:valid], kind="stable")
     past = np.arange(valid, tile)
-    if is_sorted:  # (the positions past valid_items after the others, sorted the same way)
-        return np.concatenate([order, valid + np.argsort(key[valid:], kind="stable")])
+    if is_sorted:
+        return np.concatenate([order, valid + np.argsort(key[valid:], kind="stable") if past_sorted else past])
     wanted = max(min(k, valid), 0)
     if wanted in (0, valid):
         return np.arange(tile)
@@ -125,7 +127,7 @@ def check_top_k(key_dtype, shape, n, ks, largest=True, is_sorted=False, valids=(
             for b in range(2):
                 tile_keys = x[b * tile:(b + 1) * tile]
                 arranged = expected_arrangement(tile_keys, k, tile if valid is None else min(valid, tile), largest,
-                                                is_sorted)
+                                                is_sorted, past_sorted=True)
                 what = (f"block {b}, k={k}, valid_items={valid}, {'largest' if largest else 'smallest'}, "
                         f"{'sorted' if is_sorted else 'unsorted'}")
                 got_positions = positions[b * tile:(b + 1) * tile]
