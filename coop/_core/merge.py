@@ -144,7 +144,11 @@ def group_sorter(key_type, value_type, n, threads, sync, partial, order=call_com
     fill = specialised(fill_past_valid, n=n, read_key=read_key, write_key=write_key, order=order) if partial \
         else _no_fill
 
+    tile = n * threads
+
     def sort(keys, values, compare, buffer, base, value_base, rank, valid_items, oob_default, mask):
+        if partial:  # (past the tile: the whole tile; the merge clips its runs at valid_items)
+            valid_items = min(max(valid_items, 0), tile)
         fill(keys, rank, valid_items, oob_default, compare)
         if not partial or n * rank < valid_items:  # (CUB: a thread with no valid key skips it)
             sort_own_keys(keys, values, compare)

@@ -164,7 +164,7 @@ def merge_sort(keys, compare, values=None, threads=None, items_per_thread=None, 
     def impl(keys, compare, values, valid_items, oob_default, temp_storage):
         check_lengths(keys, values, n)
         if partial:
-            valid = min(max(valid_items, 0), tile)  # (past the tile: the whole tile)
+            valid = valid_items
         else:
             valid = tile
         sort(keys, values, compare, valid, oob_default, scratch(temp_storage), temp_storage)

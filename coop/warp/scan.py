@@ -133,11 +133,19 @@ def inclusive_scan_warp_items(items, output, op, convert, up, idx, width):
 
 
 @device_function
+def seeded_items_prefix(items, op, convert, up, idx, width, initial):
+    """(the lane's prefix: ``initial`` and the items of the lanes before it, the warp
+    aggregate without ``initial``) of a warp's blocked items."""
+    _, exclusive, aggregate = scan_lanes(reduce_items(items, op, convert), op, convert, up, idx, width)
+    return seeded_exclusive(exclusive, op, convert, initial, width), aggregate
+
+
+@device_function
 def inclusive_scan_warp_items_seeded(items, output, op, convert, up, idx, width, initial):
     """Inclusive scan of a warp's blocked items after ``initial``; returns the warp
     aggregate (without ``initial``)."""
-    _, exclusive, aggregate = scan_lanes(reduce_items(items, op, convert), op, convert, up, idx, width)
-    inclusive_scan_items_with_prefix(items, output, op, convert, seeded_exclusive(exclusive, op, convert, initial, width))
+    prefix, aggregate = seeded_items_prefix(items, op, convert, up, idx, width, initial)
+    inclusive_scan_items_with_prefix(items, output, op, convert, prefix)
     return aggregate
 
 
@@ -145,10 +153,7 @@ def inclusive_scan_warp_items_seeded(items, output, op, convert, up, idx, width,
 def exclusive_scan_warp_items(items, output, op, convert, up, idx, width, initial):
     """Exclusive scan of a warp's blocked items seeded with ``initial``; returns the
     warp aggregate."""
-    _, exclusive, aggregate = scan_lanes(
-        reduce_items(items, op, convert), op, convert, up, idx, width
-    )
-    prefix = seeded_exclusive(exclusive, op, convert, initial, width)
+    prefix, aggregate = seeded_items_prefix(items, op, convert, up, idx, width, initial)
     exclusive_scan_items(items, output, op, convert, prefix)
     return aggregate
 
