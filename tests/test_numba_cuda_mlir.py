@@ -853,6 +853,7 @@ def _misuses():
 #: Misuse rows that give a primitive a lambda or device function (an operator, a
 #: callback), which numba-cuda-mlir kernels refuse first
 REFUSED_FUNCTIONS = {"operator-arity", "operator-result-type", "merge-sort-compare-arity", "prefix-op-without-state",
+                     "inclusive-scan-initial-with-prefix-op",
                      "transform-items-per-thread-missing", "transform-op-result-type", "flag-heads-flag-op-arity"}
 #: Kernels, but for the too-short arrays that numba-cuda reports at link time (``coop_error__``
 #: functions), which numba-cuda-mlir kernels do not check (README.md)

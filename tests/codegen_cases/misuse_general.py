@@ -349,6 +349,18 @@ def prefix_op_without_state(x, out):
 
 
 @misuse(
+    "inclusive-scan-initial-with-prefix-op",
+    (types.int32[::1], types.int32[::1]),
+    "coop.block.inclusive_scan: prefix_op cannot be combined with initial",
+)
+def inclusive_scan_initial_with_prefix_op(x, out):
+    i = cuda.grid(1)
+    state = cuda.local.array(1, np.int32)
+    state[0] = 0
+    out[i] = coop.block.inclusive_scan(x[i], operator.add, prefix_op=running_total, prefix_state=state, initial=1)
+
+
+@misuse(
     "called-on-host",
     None,
     "coop.warp.sum was called from host code: call coop.warp.sum inside a @cuda.jit kernel",
