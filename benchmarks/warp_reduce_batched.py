@@ -70,14 +70,14 @@ def kernels(dtype, op_name, batches, reps):
 
     @jit
     def batched(x, out):
-        tile = cuda.grid(1) // 32
+        tile = np.uint64(cuda.grid(1) // 32)  # (unsigned: indices with no wrap-around test, as CUB's pointers)
         lane = cuda.laneid
         items = cuda.local.array(B, DT)
         round_items = cuda.local.array(B, DT)
         results = cuda.local.array(per_lane, DT)
         totals = cuda.local.array(per_lane, DT)
         for b in range(B):
-            items[b] = x[tile * B * 32 + b * 32 + lane]
+            items[b] = x[tile * np.uint64(B * 32) + np.uint64(b * 32 + lane)]
         for k in range(per_lane):
             totals[k] = 0
         r = np.int32(0)
@@ -93,16 +93,16 @@ def kernels(dtype, op_name, batches, reps):
             r = np.int32(r + 1)
         for k in range(per_lane):
             if lane + k * 32 < B:
-                out[tile * B + lane + k * 32] = totals[k]
+                out[tile * np.uint64(B) + np.uint64(lane + k * 32)] = totals[k]
 
     @jit
     def per_batch(x, out):
-        tile = cuda.grid(1) // 32
+        tile = np.uint64(cuda.grid(1) // 32)  # (as in batched)
         lane = cuda.laneid
         items = cuda.local.array(B, DT)
         totals = cuda.local.array(B, DT)
         for b in range(B):
-            items[b] = x[tile * B * 32 + b * 32 + lane]
+            items[b] = x[tile * np.uint64(B * 32) + np.uint64(b * 32 + lane)]
             totals[b] = 0
         r = np.int32(0)
         while r < R:  # (as in batched)
@@ -112,7 +112,7 @@ def kernels(dtype, op_name, batches, reps):
             r = np.int32(r + 1)
         if lane == 0:
             for b in range(B):
-                out[tile * B + b] = totals[b]
+                out[tile * np.uint64(B) + np.uint64(b)] = totals[b]
 
     return batched, per_batch
 
