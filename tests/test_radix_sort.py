@@ -281,6 +281,24 @@ def test_temp_storage_bytes():
         coop.block.radix_rank.temp_storage_bytes(np.uint32, 128, 9)
 
 
+@pytest.mark.parametrize("bits, largest_block", [(8, 95), (7, 188), (6, 371), (5, 721), (4, 1024)])
+def test_the_documented_widest_digits_a_block_takes(bits, largest_block):
+    """The docstrings' table of radix_bits (radix_sort) and num_bits (radix_rank's
+    "memoize" and "basic") against block sizes: the largest block taking the bits, one
+    thread more refused with the most bits that fit; the "match" rankings take 8 bits in
+    any block."""
+    for size in (lambda threads: coop.block.radix_sort.temp_storage_bytes(np.uint32, threads, 2, radix_bits=bits),
+                 lambda threads: coop.block.radix_rank.temp_storage_bytes(np.uint32, threads, bits),
+                 lambda threads: coop.block.radix_rank.temp_storage_bytes(np.uint32, threads, bits, algorithm="basic")):
+        assert size(largest_block) <= STATIC_SHARED_BYTES
+        if largest_block < 1024:
+            with pytest.raises(coop.CoopError, match=f"{bits} needs .* bytes of digit counters in blocks of "
+                                                     f"{largest_block + 1} threads.*use at most {bits - 1} bits"):
+                size(largest_block + 1)
+    for algorithm in ("match", "match_early_counts"):
+        assert coop.block.radix_rank.temp_storage_bytes(np.uint32, 1024, 8, algorithm=algorithm) <= STATIC_SHARED_BYTES
+
+
 def tuple_sort_kernel(threads, n, dtypes, begin, end, descending, striped):
     """A sort of keys (a, b) carrying two value arrays: original positions and a copy of
     a as float64."""

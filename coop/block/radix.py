@@ -106,7 +106,12 @@ def radix_sort(keys, values=None, threads=None, items_per_thread=None, begin_bit
         ``i*threads + r``) instead of blocked: the last scatter goes straight there
         (CUB's SortBlockedToStriped), ready for a coalesced striped store.
     radix_bits : int, compile-time constant, default 4
-        Bits sorted per pass, 1 to 8 (CUB's RADIX_BITS).
+        Bits sorted per pass, 1 to 8 (CUB's RADIX_BITS). A pass ranks with 16-bit
+        digit counters in shared memory (``coop.block.radix_rank``'s "memoize"),
+        ``(2**(radix_bits - 1) + 1) * threads`` 32-bit words that must fit in 48 KiB, with
+        ``temp_storage`` too: 8 bits in blocks of up to 95 threads, 7 up to 188, 6 up to
+        371, 5 up to 721, 4 or fewer in any block. Wider is refused at compile time,
+        naming the most bits that fit.
     temp_storage : shared array, optional
         {temp_storage}
         {temp_storage_size} Tuples of dtypes for tuple keys and tuples of value

@@ -628,7 +628,12 @@ def radix_rank(keys, ranks, begin_bit, num_bits, threads=None, items_per_thread=
         The digit's least significant bit in the key's ordered bits (run time allowed;
         the same in every thread).
     num_bits : int, compile-time constant
-        The digit's width, 1 to 8 (sizes the counters: ``2**num_bits`` digits).
+        The digit's width, 1 to 8 (sizes the counters: ``2**num_bits`` digits). The
+        "memoize" and "basic" rankings' counters, ``(2**(num_bits - 1) + 1) * threads``
+        32-bit words, must fit in 48 KiB of shared memory, with ``temp_storage`` too
+        (their indices are 16-bit): 8 bits in blocks of up to 95 threads, 7 up to 188, 6
+        up to 371, 5 up to 721, 4 or fewer in any block. Wider is refused at compile
+        time, naming the most bits that fit; the "match" rankings take 8 in any block.
     threads : int or tuple, compile-time constant
         {threads} Required.
     items_per_thread : int, compile-time constant
