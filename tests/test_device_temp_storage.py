@@ -266,6 +266,15 @@ def test_a_repeated_call_is_replayed(monkeypatch):
     coop.device.sum(d_x, d_sum, temp_storage=storage)
     assert d_sum.copy_to_host()[0] == x.sum() and len(ran) == 2
     ran.clear()
+    words = cuda.device_array(storage.size // 4, np.int32)  # (a buffer of another dtype: viewed as bytes)
+    for call in range(3):
+        d_sum.copy_to_device(np.array([-1], np.int64))
+        coop.device.sum(d_x, d_sum, temp_storage=words)
+        assert d_sum.copy_to_host()[0] == x.sum(), f"int32 buffer, call {call}"
+    assert len(ran) == 2, "sum on an int32 buffer: sized and run once, then replayed"
+    with pytest.raises(ValueError, match=r"coop.device.sum: temp_storage must be 1-D"):
+        coop.device.sum(d_x, d_sum, temp_storage=cuda.device_array((2, storage.size), np.uint8))
+    ran.clear()
     for _ in range(2):
         assert coop.device.select(d_x, d_out, _is_even, temp_storage=storage) == (x % 2 == 0).sum()
     assert len(ran) == 3, "select returning its count: sized once, run each time"

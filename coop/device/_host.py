@@ -320,8 +320,11 @@ def current_context():
     return _thread_context() if context is None else context
 
 
-def _thread_context():
-    return 0 if SIMULATOR else numba_cuda_launch.current_context()
+if SIMULATOR:
+    def _thread_context():
+        return 0
+else:
+    _thread_context = numba_cuda_launch.current_context
 
 
 _MULTIPROCESSORS = {}  # (a context: its device's multiprocessors)
@@ -518,8 +521,10 @@ class _Plan:
         CUDA graph (the call runs then, with its checks)."""
         if not self.steps:
             return False
-        if not SIMULATOR and any(numba_cuda_launch.capture_status(stream) for stream in self.streams):
-            return False
+        if not SIMULATOR:
+            for stream in self.streams:
+                if numba_cuda_launch.capture_status(stream):
+                    return False
         for step in self.steps:
             step()
         return True
@@ -623,20 +628,23 @@ def _argument_key(value):
     return cls, value  # (an operator object: coop.ops', operator.add, a compiled device function)
 
 
-def _array_key(array):
-    """A device array's type, memory and shape."""
-    if SIMULATOR:
+if SIMULATOR:
+    def _array_key(array):
+        """A device array's type, memory and shape."""
         return array.dtype.str, array.shape, array.strides, _address(array)
-    return numba_cuda_launch.array_key(array)
+else:
+    _array_key = numba_cuda_launch.array_key  # (cached on the array)
 
 
-def _plan_key(function, args, kwargs, buffer):
+def _plan_key(function, args, kwargs, temp_storage, context):
     """The key of the plans of ``function`` called with ``args``, ``kwargs`` on
-    ``buffer``, or None (an argument that cannot be a key: the call is sized each time)."""
+    ``temp_storage`` (as the caller passed it: a Numba, CuPy or PyTorch array) in
+    ``context``, or None (an argument that cannot be a key: the call is sized each
+    time)."""
     try:
         return (function, tuple(map(_argument_key, args)),
-                tuple((name, _argument_key(value)) for name, value in kwargs.items()),
-                _array_key(buffer), current_context())
+                tuple((name, _argument_key(value)) for name, value in kwargs.items()) if kwargs else (),
+                _argument_key(temp_storage), context)
     except _Unkeyable:
         return None
 
@@ -655,26 +663,30 @@ def takes_temp_storage(function):
     @functools.wraps(function)
     def call(*args, **kwargs):
         temp_storage = kwargs.pop("temp_storage", None) if len(args) <= last else args[last]
+        if temp_storage is None:
+            outer = _entered(name)
+            kept, _CALL.kept = _CALL.kept, []
+            try:
+                return function(*args[:last], **kwargs)
+            except BaseException:
+                _drop_kept_state(_CALL.kept)
+                raise
+            finally:
+                _CALL.kept = kept
+                _CALL.function, _CALL.context = outer
+        # (a replay first, before anything else of the call's state, which it does not
+        # need; a buffer whose key was seen is one checked before, unconverted)
+        args = args[:last]
+        key = _plan_key(call, args, kwargs, temp_storage, _thread_context())
+        plan = _PLANS.pop(key, None) if key is not None else None
+        if plan is not None and plan.replayed():
+            _PLANS[key] = plan
+            return None
+        buffer = device_array(name, "temp_storage", temp_storage)
+        if buffer.dtype != np.uint8:
+            buffer = buffer.view(np.uint8)
         outer = _entered(name)
         try:
-            if temp_storage is None:
-                kept, _CALL.kept = _CALL.kept, []
-                try:
-                    return function(*args[:last], **kwargs)
-                except BaseException:
-                    _drop_kept_state(_CALL.kept)
-                    raise
-                finally:
-                    _CALL.kept = kept
-            args = args[:last]
-            buffer = device_array(name, "temp_storage", temp_storage)
-            if buffer.dtype != np.uint8:
-                buffer = buffer.view(np.uint8)
-            key = _plan_key(call, args, kwargs, buffer)
-            plan = _PLANS.pop(key, None) if key is not None else None
-            if plan is not None and plan.replayed():
-                _PLANS[key] = plan
-                return None
             if plan is None:
                 needed = temp_storage_bytes(call, *args, **kwargs)
                 if buffer.nbytes < needed:
