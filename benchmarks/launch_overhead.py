@@ -12,9 +12,10 @@ Rows (µs per call, the median of ``--repeats`` loops of ``--calls`` back-to-bac
 - ``raw cuLaunchKernel``: the same kernel through ``cuda.bindings.driver.cuLaunchKernel`` with
   its parameters packed once (the floor: the binding and the driver alone);
 - ``coop.device.sum``, ``coop.device.inclusive_sum`` at n = 2^LOG2N int32 items (into int32), with
-  coop.device's launcher and, for comparison, with Numba's launch swapped back in (``... (numba
-  launch)``);
-- ``cupy.sum``, ``cupy.cumsum`` (into a preallocated ``out``) if CuPy imports.
+  coop.device's launcher, with ``temp_storage=`` (replayed after the first call) and, for
+  comparison, with Numba's launch swapped back in (``... (numba launch)``);
+- ``cupy.sum``, ``cupy.cumsum`` (into a preallocated ``out``) if CuPy imports, and
+  coop.device.inclusive_sum on CuPy arrays with a CuPy ``temp_storage=``.
 
 Columns: ``host`` is the loop's wall time over its calls (each call returns once its work is
 queued; if the GPU is slower than the host the queue fills and this becomes the GPU's time),
@@ -83,7 +84,9 @@ def raw_launcher(kernel, args, blocks, threads):
     key, values = [], []
     assert numba_cuda_launch._flatten(args, key, values)
     packed = numba_cuda_launch._LAUNCHES[kernel][tuple(key)]
-    function, params, stream = packed.function, packed.pointers, driver.CUstream(0)
+    context = numba_cuda_launch.current_context()
+    function = packed.functions.get(context) or packed.bind(context)
+    params, stream = packed.pointers, driver.CUstream(0)
 
     def call():
         error, = driver.cuLaunchKernel(function, blocks, 1, 1, threads, 1, 1, 0, stream, params, 0)
@@ -137,6 +140,13 @@ def main(argv=None):
         row("raw cuLaunchKernel", raw_launcher(_empty, args, blocks, threads))
     row(f"coop.device.sum 2^{options.log2n}", lambda: coop.device.sum(d_x, d_total))
     row(f"coop.device.inclusive_sum 2^{options.log2n}", lambda: coop.device.inclusive_sum(d_x, d_scan))
+    # (temp_storage=: after the first call, each call replays its recorded launches)
+    storage = cuda.device_array(max(coop.device.temp_storage_bytes(coop.device.sum, d_x, d_total),
+                                    coop.device.temp_storage_bytes(coop.device.inclusive_sum, d_x, d_scan)), np.uint8)
+    row(f"coop.device.sum 2^{options.log2n}, temp_storage=",
+        lambda: coop.device.sum(d_x, d_total, temp_storage=storage))
+    row(f"coop.device.inclusive_sum 2^{options.log2n}, temp_storage=",
+        lambda: coop.device.inclusive_sum(d_x, d_scan, temp_storage=storage))
     with numba_launches():
         row(f"coop.device.sum 2^{options.log2n} (numba launch)", lambda: coop.device.sum(d_x, d_total))
         row(f"coop.device.inclusive_sum 2^{options.log2n} (numba launch)",
@@ -151,6 +161,10 @@ def main(argv=None):
         c_total, c_scan = cupy.empty((), np.int32), cupy.empty(n, np.int32)
         row(f"cupy.sum 2^{options.log2n}", lambda: cupy.sum(c_x, out=c_total))
         row(f"cupy.cumsum 2^{options.log2n}", lambda: cupy.cumsum(c_x, out=c_scan))
+        c_storage = cupy.empty(storage.size, np.uint8)  # (coop on CuPy arrays, a CuPy buffer)
+        row(f"coop.device.inclusive_sum 2^{options.log2n}, CuPy arrays, temp_storage=",
+            lambda: coop.device.inclusive_sum(c_x, c_scan, temp_storage=c_storage))
+        assert int(c_scan[-1]) == x.sum()
 
     if options.profile:
         profile = cProfile.Profile()
