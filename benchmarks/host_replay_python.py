@@ -7,8 +7,8 @@ launches its first run recorded (``coop.device._host``'s ``_Plan``). This measur
 such a call costs in Python alone: the driver's functions it calls (``cuCtxGetCurrent``,
 ``cuStreamIsCapturing``, ``cuLaunchKernel``) are replaced by functions returning
 success, the device arrays are Numba device arrays over made-up addresses (nothing is
-allocated, nothing launched), and each algorithm's plan is made by hand (one recorded
-step per launch its real call makes: ``--steps``). So it runs on a machine with no GPU
+allocated, nothing launched), and each algorithm's plan is made by hand (the recorded
+steps its real call makes: a launch or a memset each). So it runs on a machine with no GPU
 (numba-cuda's compiled path, not the simulator), and tracks the part of issue 26's host
 time that is coop's own; the driver's part (about 0.2 µs, 0.35 µs and a few µs for the
 three on an H200's host) comes on top. ``benchmarks/launch_overhead.py`` and
@@ -20,6 +20,7 @@ cProfile's top functions of the first algorithm's calls.
 
 import argparse
 import ctypes
+import itertools
 import os
 import time
 import types
@@ -68,14 +69,12 @@ class _Memory:
         return self.device_ctypes_pointer.value
 
 
-_next_address = [0x7F0000000000]
+_addresses = itertools.count(0x7F0000000000, 1 << 32)  # (4 GiB apart: no two arrays overlap)
 
 
 def device_array(n, dtype):
     dtype = np.dtype(dtype)
-    address = _next_address[0]
-    _next_address[0] += 1 << 32
-    return DeviceNDArray((n,), (dtype.itemsize,), dtype, gpu_data=_Memory(address, n * dtype.itemsize))
+    return DeviceNDArray((n,), (dtype.itemsize,), dtype, gpu_data=_Memory(next(_addresses), n * dtype.itemsize))
 
 
 def recorded_launch():
