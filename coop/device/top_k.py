@@ -23,10 +23,11 @@ still wanted, and zeroes the counters for the next launch:
   as many as are still wanted.
 
 A launch whose candidates are all wanted writes them with the selected and ends the
-select there (CUB's early stop). Writes go through a warp's exclusive sum of its lanes'
-flags (``coop.warp.exclusive_sum``) and one atomic add a warp (``coop.warp.broadcast``
-of its result). Selected keys fill the output from its start in no fixed order; ties
-fill the last positions, the earliest to arrive first.
+select there (CUB's early stop). Writes take their positions a tile at a time: a warp's
+exclusive sum of its lanes' counts (``coop.warp.exclusive_sum``), one atomic add a warp
+for each kind of key written, its result broadcast (``coop.warp.broadcast``); a lane's
+keys of a kind go to consecutive positions. Selected keys fill the output from its start
+in no fixed order; ties fill the last positions, the earliest to arrive first.
 """
 
 import functools
@@ -39,7 +40,6 @@ import coop
 from coop._core import radix
 from coop._core.constants import without_dead_branches
 from coop._core.errors import ArgumentTypeError, ArgumentValueError
-from coop._core.shuffle import FULL_MASK, lanes_below
 from coop.block.radix_ranking import tracked_digits
 from coop.device._host import (check_length, copy_items, device_array, documented, kernel_resident_blocks, launch,
                                launch_stream, takes_temp_storage, temporary, zeroed_temporary)
@@ -124,17 +124,20 @@ def _kernels(key_dtype, value_dtype, largest):
     class_of = cuda.jit(device=True)(without_dead_branches(class_of))
 
     @cuda.jit(device=True)
-    def warp_append(flag, state, index):
-        """Positions for the lanes whose ``flag`` is set, taken from ``state[index]``:
-        consecutive within the warp (a ballot), one atomic add a warp (every lane calls
-        it)."""
-        flags = np.uint32(cuda.ballot_sync(FULL_MASK, flag))
-        base = np.int64(0)
-        if flags != 0:
-            if cuda.laneid == 0:
-                base = cuda.atomic.add(state, index, np.int64(cuda.popc(flags)))
-            base = coop.warp.broadcast(base, 0)
-        return base + cuda.popc(flags & np.uint32(lanes_below()))
+    def warp_claims(first, second, state, first_index, second_index):
+        """Positions for a lane's ``first`` keys of one kind, taken from
+        ``state[first_index]``, and its ``second`` of another, from
+        ``state[second_index]``: each lane's run after the lower lanes', one atomic add a
+        warp for each kind (every lane calls it, with counts below 2**16)."""
+        counts = np.uint32(first) | (np.uint32(second) << np.uint32(16))
+        before, total = coop.warp.exclusive_sum(counts, return_aggregate=True)
+        claimed = np.int64(0)
+        if cuda.laneid == 0 and (total & np.uint32(0xFFFF)) != 0:
+            claimed = cuda.atomic.add(state, first_index, np.int64(total & np.uint32(0xFFFF)))
+        if cuda.laneid == 1 and (total >> np.uint32(16)) != 0:
+            claimed = cuda.atomic.add(state, second_index, np.int64(total >> np.uint32(16)))
+        return (coop.warp.broadcast(claimed, 0) + (before & np.uint32(0xFFFF)),
+                coop.warp.broadcast(claimed, 1) + (before >> np.uint32(16)))
 
     @cuda.jit(device=True)
     def count_digits(tile_digits, counts):
@@ -228,28 +231,33 @@ def _kernels(key_dtype, value_dtype, largest):
         """A tile of ``filter_kernel``'s pass ``p``: its keys classed, the selected (and
         the candidates) written where the launch ``writes``, the candidates' digits
         counted. ``whole`` (a constant): every key of the tile is below ``count``."""
+        selected = np.uint32(0)  # (bit i: the thread's key i; items <= 16)
+        candidates = np.uint32(0)
         for i in range(items):
-            index = base + cuda.threadIdx.x * items + i
-            key = tile[i]
             ordered = no_bits
             key_class = DROP
-            if whole or index < count:
-                ordered = comparable(key)
+            if whole or base + cuda.threadIdx.x * items + i < count:
+                ordered = comparable(tile[i])
                 key_class = class_of(ordered, p - 1, chosen)
-            if writes:
-                selected = key_class == SELECT or (all_wanted and key_class == CANDIDATE)
-                position = warp_append(selected, state, SELECTED)
-                if selected:
-                    keys_out[position] = key
-                    if with_values:
-                        values_out[position] = values[origin(buffered, in_positions, index)]
-                if not all_wanted:
-                    position = warp_append(key_class == CANDIDATE, state, FILTERED)
-                    if key_class == CANDIDATE:
-                        out_keys[position] = key
-                        if with_values:
-                            out_positions[position] = origin(buffered, in_positions, index)
+            if key_class == SELECT or (all_wanted and key_class == CANDIDATE):
+                selected |= np.uint32(1 << i)
+            elif key_class == CANDIDATE:
+                candidates |= np.uint32(1 << i)
             tile_digits[i] = best_first_digit(ordered, p) if key_class == CANDIDATE else digits
+        if writes and cuda.any_sync(0xFFFFFFFF, (selected | candidates) != 0):  # (most warps write nothing: no claim)
+            at, buffered_at = warp_claims(cuda.popc(selected), cuda.popc(candidates), state, SELECTED, FILTERED)
+            for i in range(items):
+                index = base + cuda.threadIdx.x * items + i
+                if selected & np.uint32(1 << i):
+                    keys_out[at] = tile[i]
+                    if with_values:
+                        values_out[at] = values[origin(buffered, in_positions, index)]
+                    at += 1
+                if candidates & np.uint32(1 << i):
+                    out_keys[buffered_at] = tile[i]
+                    if with_values:
+                        out_positions[buffered_at] = origin(buffered, in_positions, index)
+                    buffered_at += 1
         if not all_wanted:
             count_digits(tile_digits, counts)
 
@@ -258,18 +266,29 @@ def _kernels(key_dtype, value_dtype, largest):
                     values_out, state):
         """A tile of ``select_kernel``: the better keys written from the output's start,
         the wanted ties from its end. ``whole`` as ``filter_tile``'s."""
+        selected = np.uint32(0)
+        ties = np.uint32(0)
+        for i in range(items):
+            key_class = DROP
+            if whole or base + cuda.threadIdx.x * items + i < count:
+                key_class = class_of(comparable(tile[i]), passes - 1, chosen)
+            if key_class == SELECT:
+                selected |= np.uint32(1 << i)
+            elif key_class == CANDIDATE:
+                ties |= np.uint32(1 << i)
+        at, tie = warp_claims(cuda.popc(selected), cuda.popc(ties), state, SELECTED, TIES)
         for i in range(items):
             index = base + cuda.threadIdx.x * items + i
-            key = tile[i]
-            key_class = DROP
-            if whole or index < count:
-                key_class = class_of(comparable(key), passes - 1, chosen)
-            position = warp_append(key_class == SELECT, state, SELECTED)
-            tie = warp_append(key_class == CANDIDATE, state, TIES)
-            if key_class == CANDIDATE and tie < wanted:
-                position = k - 1 - tie
-            if key_class == SELECT or (key_class == CANDIDATE and tie < wanted):
-                keys_out[position] = key
+            position = np.int64(-1)
+            if selected & np.uint32(1 << i):
+                position = at
+                at += 1
+            elif ties & np.uint32(1 << i):
+                if tie < wanted:
+                    position = k - 1 - tie
+                tie += 1
+            if position >= 0:
+                keys_out[position] = tile[i]
                 if with_values:
                     values_out[position] = values[origin(buffered, in_positions, index)]
 
@@ -356,7 +375,10 @@ def _kernels(key_dtype, value_dtype, largest):
                 select_tile(tile, base, False, count, k, chosen, wanted, buffered, values, in_positions, keys_out,
                             values_out, state)
 
-    return (cuda.jit(without_dead_branches(count_kernel)), cuda.jit(without_dead_branches(filter_kernel)),
+    # (keys alone: 5 blocks of 256 a multiprocessor, 48 registers, as the ballots' filter had;
+    # ptxas gives the claims' 56 unbounded, 4 blocks. Pairs spill at 48: unbounded)
+    filter_jit = cuda.jit(launch_bounds=(THREADS, 5)) if not with_values else cuda.jit
+    return (cuda.jit(without_dead_branches(count_kernel)), filter_jit(without_dead_branches(filter_kernel)),
             cuda.jit(without_dead_branches(select_kernel)), passes, digits, tile_size)
 
 
