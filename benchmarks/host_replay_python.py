@@ -2,13 +2,14 @@
 
     python benchmarks/host_replay_python.py [--calls 20000] [--profile]
 
-A coop.device call given ``temp_storage=`` whose arguments were seen before replays the
-launches its first run recorded (``coop.device._host``'s ``_Plan``). This measures what
-such a call costs in Python alone: the driver's functions it calls (``cuCtxGetCurrent``,
-``cuStreamIsCapturing``, ``cuLaunchKernel``) are replaced by functions returning
-success, the device arrays are Numba device arrays over made-up addresses (nothing is
-allocated, nothing launched), and each algorithm's plan is made by hand (the recorded
-steps its real call makes: a launch or a memset each). So it runs on a machine with no GPU
+A coop.device call whose arguments were seen before replays the launches an earlier run
+recorded (``coop.device._host``'s ``_Plan``), on the caller's ``temp_storage=`` or, without
+it, on the stream's own buffer. This measures what such a call costs in Python alone:
+the driver's functions it calls (``cuCtxGetCurrent``, ``cuStreamIsCapturing``,
+``cuLaunchKernel``) are replaced by functions returning success, the device arrays are
+Numba device arrays over made-up addresses (nothing is allocated, nothing launched), and
+each algorithm's plan is made by hand (the recorded steps its real call makes: a launch or
+a memset each). So it runs on a machine with no GPU
 (numba-cuda's compiled path, not the simulator), and tracks the part of issue 26's host
 time that is coop's own; the driver's part (about 0.2 µs, 0.35 µs and a few µs for the
 three on an H200's host) comes on top. ``benchmarks/launch_overhead.py`` and
@@ -89,20 +90,26 @@ def recorded_launch():
     return again
 
 
-def replayed_call(name, steps, n):
+def replayed_call(name, steps, n, own):
     """``(function, arguments, storage)``: coop.device.NAME on int32 arrays of ``n`` items
     (select_flagged: uint8 flags and an int64 count) with a plan of ``steps`` recorded
-    launches."""
+    launches on ``storage``, or (``own``) on the default stream's own buffer, ``storage``
+    None."""
     function = getattr(coop.device, name)
     if name == "select_flagged":
         args = (device_array(n, np.int32), device_array(n, np.uint8), device_array(n, np.int32),
                 device_array(1, np.int64))
     else:
         args = (device_array(n, np.int32), device_array(1 if name == "sum" else n, np.int32))
-    storage = device_array(1 << 16, np.uint8)
-    key = _host._plan_key(function, args, {}, storage, _host._thread_context())
-    _host._PLANS[key] = _host._Plan(storage.nbytes, {}, [recorded_launch() for _ in range(steps)], (0,))
-    return function, args, storage
+    buffer = device_array(1 << 16, np.uint8)
+    plan = _host._Plan(buffer.nbytes, {}, [recorded_launch() for _ in range(steps)], (0,))
+    if own:
+        plan.owner, plan.buffer = ("default stream", _host._thread_context()), buffer
+        _host._OWN_BUFFERS[plan.owner] = buffer
+        _host._OWN_PLANS[_host._plan_key(function, args, {}, None, _host._thread_context())] = plan
+        return function, args, None
+    _host._PLANS[_host._plan_key(function, args, {}, buffer, _host._thread_context())] = plan
+    return function, args, buffer
 
 
 def main():
@@ -115,16 +122,17 @@ def main():
     # (the steps each call's plan records, as counted on the simulator at 2^12 items: a
     # launch or a memset each, which cost the same here)
     cases = [("sum", 2), ("exclusive_sum", 2), ("inclusive_sum", 2), ("select_flagged", 2)]
-    for name, steps in cases:
-        function, args, storage = replayed_call(name, steps, 1 << options.log2n)
+    for (name, steps), own in itertools.product(cases, (False, True)):
+        function, args, storage = replayed_call(name, steps, 1 << options.log2n, own)
         best = float("inf")
         for _ in range(5):
             start = time.perf_counter()
             for _ in range(options.calls):
                 function(*args, temp_storage=storage)
             best = min(best, (time.perf_counter() - start) / options.calls)
-        print(f"{name:16s} {steps} steps  {best * 1e6:6.2f} µs a replayed call (Python only)")
-        if options.profile and name == cases[0][0]:
+        how = "without temp_storage=" if own else "with temp_storage="
+        print(f"{name:16s} {how:22s} {steps} steps  {best * 1e6:6.2f} µs a replayed call (Python only)")
+        if options.profile and name == cases[0][0] and not own:
             import cProfile
             import pstats
 

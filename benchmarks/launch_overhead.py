@@ -12,10 +12,12 @@ Rows (µs per call, the median of ``--repeats`` loops of ``--calls`` back-to-bac
 - ``raw cuLaunchKernel``: the same kernel through ``cuda.bindings.driver.cuLaunchKernel`` with
   its parameters packed once (the floor: the binding and the driver alone);
 - ``coop.device.sum``, ``coop.device.inclusive_sum`` at n = 2^LOG2N int32 items (into int32), with
-  coop.device's launcher, with ``temp_storage=`` (replayed after the first call) and, for
-  comparison, with Numba's launch swapped back in (``... (numba launch)``);
+  coop.device's launcher (replayed from the third call on, the arrays being the same), the same
+  never replayed (``not replayed``: as calls on new arrays each time), with ``temp_storage=``
+  (replayed after the first call) and, for comparison, with Numba's launch swapped back in
+  (``... (numba launch)``);
 - ``cupy.sum``, ``cupy.cumsum`` (into a preallocated ``out``) if CuPy imports, and
-  coop.device.inclusive_sum on CuPy arrays with a CuPy ``temp_storage=``.
+  coop.device.inclusive_sum on CuPy arrays, with a CuPy ``temp_storage=`` and without.
 
 Columns: ``host`` is the loop's wall time over its calls (each call returns once its work is
 queued; if the GPU is slower than the host the queue fills and this becomes the GPU's time),
@@ -95,15 +97,33 @@ def raw_launcher(kernel, args, blocks, threads):
     return call
 
 
+class _Forgetful(dict):
+    def __setitem__(self, key, value):
+        pass
+
+
+@contextlib.contextmanager
+def not_replayed():
+    """coop.device's calls without temp_storage= never replayed inside the block: each is
+    seen for the first time, as a call on new arrays is, and runs its host side."""
+    saved, _host._OWN_PLANS = _host._OWN_PLANS, _Forgetful()
+    try:
+        yield
+    finally:
+        _host._OWN_PLANS = saved
+
+
 @contextlib.contextmanager
 def numba_launches():
-    """coop.device's modules launching through Numba's launch, inside the block."""
+    """coop.device's modules launching through Numba's launch (and so never replayed),
+    inside the block."""
     saved = [(module, module.launch) for name, module in list(sys.modules.items())
              if name.startswith("coop.device.") and hasattr(module, "launch")]
     for module, _ in saved:
         module.launch = numba_launch
     try:
-        yield
+        with not_replayed():
+            yield
     finally:
         for module, launch in saved:
             module.launch = launch
@@ -138,8 +158,13 @@ def main(argv=None):
     row("coop launch", lambda: _host.launch(_empty, blocks, threads, 0, *args))
     if not SIMULATOR:
         row("raw cuLaunchKernel", raw_launcher(_empty, args, blocks, threads))
+    # (without temp_storage=: replayed from the third call on, as the same arrays are passed)
     row(f"coop.device.sum 2^{options.log2n}", lambda: coop.device.sum(d_x, d_total))
     row(f"coop.device.inclusive_sum 2^{options.log2n}", lambda: coop.device.inclusive_sum(d_x, d_scan))
+    with not_replayed():
+        row(f"coop.device.sum 2^{options.log2n}, not replayed", lambda: coop.device.sum(d_x, d_total))
+        row(f"coop.device.inclusive_sum 2^{options.log2n}, not replayed",
+            lambda: coop.device.inclusive_sum(d_x, d_scan))
     # (temp_storage=: after the first call, each call replays its recorded launches)
     storage = cuda.device_array(max(coop.device.temp_storage_bytes(coop.device.sum, d_x, d_total),
                                     coop.device.temp_storage_bytes(coop.device.inclusive_sum, d_x, d_scan)), np.uint8)
@@ -164,6 +189,8 @@ def main(argv=None):
         c_storage = cupy.empty(storage.size, np.uint8)  # (coop on CuPy arrays, a CuPy buffer)
         row(f"coop.device.inclusive_sum 2^{options.log2n}, CuPy arrays, temp_storage=",
             lambda: coop.device.inclusive_sum(c_x, c_scan, temp_storage=c_storage))
+        row(f"coop.device.inclusive_sum 2^{options.log2n}, CuPy arrays",
+            lambda: coop.device.inclusive_sum(c_x, c_scan))
         assert int(c_scan[-1]) == x.sum()
 
     if options.profile:

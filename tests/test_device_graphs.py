@@ -117,10 +117,15 @@ def test_calls_a_graph_cannot_hold_are_refused():
     storage = cuda.device_array(coop.device.temp_storage_bytes(coop.device.select, d_x, d_out, lambda v: v < 5),
                                 np.uint8)
     coop.device.select(d_x, d_out, lambda v: v < 5, stream=stream, temp_storage=storage)  # (compiled first)
+    for _ in range(2):  # (a call that would be replayed refuses as well)
+        coop.device.inclusive_sum(d_x, d_out, stream=stream)
+    coop.device.exclusive_sum(d_x, d_out, stream=stream)  # (and one seen once, whose next call would be laid out)
     stream.synchronize()
     refusals = [
         (lambda: coop.device.inclusive_sum(d_x, d_out, stream=stream),
          r"coop.device.inclusive_sum: stream is capturing a CUDA graph: pass temp_storage="),
+        (lambda: coop.device.exclusive_sum(d_x, d_out, stream=stream),
+         r"coop.device.exclusive_sum: stream is capturing a CUDA graph: pass temp_storage="),
         (lambda: coop.device.select(d_x, d_out, lambda v: v < 5, stream=stream, temp_storage=storage),
          r"coop.device.select: stream is capturing a CUDA graph, and without d_num_selected_out= the call waits"),
         (lambda: coop.device.inclusive_sum(d_x, d_out, temp_storage=storage),

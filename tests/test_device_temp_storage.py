@@ -280,6 +280,61 @@ def test_a_repeated_call_is_replayed(monkeypatch):
     assert len(ran) == 3, "select returning its count: sized once, run each time"
 
 
+def test_a_repeated_call_without_temp_storage_is_replayed(monkeypatch):
+    """Without temp_storage=: the second call with the same arguments is laid out on its
+    stream's own buffer, later ones replay it; calls on new arrays each time, and those
+    returning a count, run each time, sizing nothing more than the one call after a
+    repeat; a larger call grows the buffer and earlier plans are laid out again."""
+    import importlib
+
+    ran = []
+    for module in map(importlib.import_module, ("coop.device.reduce", "coop.device.scan", "coop.device.select")):
+        counted = (lambda checked: lambda *a, **k: ran.append(1) or checked(*a, **k))(module.launch_stream)
+        monkeypatch.setattr(module, "launch_stream", counted)
+    monkeypatch.setattr(_host, "_OWN_PLANS", {})
+    monkeypatch.setattr(_host, "_OWN_BUFFERS", {})
+    monkeypatch.setattr(_host, "OWN_BUFFER_LEAST", 256)  # (so that the larger call below outgrows the buffer)
+    x = _ints(N, 37)
+    d_x, d_sum, d_out = cuda.to_device(x), cuda.device_array(1, np.int64), cuda.device_array(N, np.int32)
+    ran.clear()
+    for call in range(4):
+        d_sum.copy_to_device(np.array([-1], np.int64))
+        coop.device.sum(d_x, d_sum)
+        assert d_sum.copy_to_host()[0] == x.sum(), f"call {call}"
+    assert len(ran) == 3, "sum: run, then sized and run on the stream's buffer, then replayed"
+    d_x.copy_to_device(x[::-1].copy())  # (new contents, the same memory: replayed, read anew)
+    coop.device.sum(d_x, d_sum)
+    assert d_sum.copy_to_host()[0] == x.sum() and len(ran) == 3
+    ran.clear()
+    outputs = [cuda.device_array(N, np.int32) for _ in range(3)]  # (kept alive: no address seen twice)
+    for call, fresh in enumerate(outputs):  # (a new output each time: never sized)
+        coop.device.inclusive_sum(d_x, fresh)
+        assert_equal_exact(fresh.copy_to_host(), np.cumsum(x[::-1]).astype(np.int32), f"new output, call {call}")
+    assert len(ran) == 3
+    ran.clear()
+    for _ in range(3):
+        assert coop.device.select(d_x, d_out, _is_even) == (x % 2 == 0).sum()
+    assert len(ran) == 4, "select returning its count: sized once, run each time"
+    small = cuda.to_device(x[:40])
+    for call in range(2):
+        d_out.copy_to_device(np.full(N, -1, np.int32))
+        coop.device.exclusive_sum(small, d_out)
+    buffers = set(map(id, _host._OWN_BUFFERS.values()))
+    big = cuda.to_device(np.tile(x, 12))
+    d_big_out = cuda.device_array(big.size, np.int32)
+    for call in range(2):  # (a call taking more than the buffer holds: a larger one, the older plans laid out again)
+        d_big_out.copy_to_device(np.full(big.size, -1, np.int32))
+        coop.device.exclusive_sum(big, d_big_out)
+        want = np.concatenate([[0], np.cumsum(np.tile(x, 12))[:-1]]).astype(np.int32)
+        assert_equal_exact(d_big_out.copy_to_host(), want, f"larger, call {call}")
+    assert not set(map(id, _host._OWN_BUFFERS.values())) <= buffers, "the larger call grew the buffer"
+    for call in range(3):
+        d_out.copy_to_device(np.full(N, -1, np.int32))
+        coop.device.exclusive_sum(small, d_out)
+        want = np.concatenate([[0], np.cumsum(x[:39])]).astype(np.int32)
+        assert_equal_exact(d_out.copy_to_host()[:40], want, f"after the larger call, call {call}")
+
+
 def test_an_empty_reduction_writes_initial_in_every_call():
     """No values: reduce writes initial by a launch, so a replayed call writes it too."""
     args, (d_out,) = _empty_reduce_args(0)

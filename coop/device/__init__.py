@@ -37,7 +37,12 @@ Temporary storage is coop's own, kept between calls per stream and device, unles
 call gets ``temp_storage=``, a device array of at least ``temp_storage_bytes(function,
 <the call's arguments>)`` bytes (CUB's two-phase pattern; the sizing runs the call's host
 side and launches nothing; the first call on a buffer lays it out, later calls with the
-same arrays reuse that layout).
+same arrays reuse that layout). A call repeated with the same arrays, scalars, operators
+and stream (and buffer) queues again the launches an earlier one made, without running its
+host side: after the first call with ``temp_storage=``, after the second without (then on a
+buffer of the stream's own, for calls of up to 64 MiB of temporaries). What an array holds
+is read anew each time; a call that returns a value rather than writing it to device
+memory runs in full each time.
 
 CUDA graphs: a call with ``temp_storage=`` on a stream that is capturing (Numba's stream
 with cuda.bindings' ``cuStreamBeginCapture``, CuPy's ``Stream.begin_capture``,

@@ -48,7 +48,12 @@ streams, operators given on the host, launch sizes, kernel caches and the launch
   sizing and the carving are done once for a buffer and the arguments' key: later calls
   take the kept layout, and those that return nothing replay the launches and memsets
   the first one recorded (``_Plan``; not while a stream of theirs captures a graph).
-  A CUDA graph may capture them: each call initialises the state it needs.
+  A CUDA graph may capture them: each call initialises the state it needs. Without
+  ``temp_storage=`` the same: a call whose arguments' key is seen a second time is sized
+  and laid out on its stream's own buffer (one per stream and device, grown to fit; calls
+  needing more than ``OWN_BUFFER_LIMIT`` bytes are not), and replayed from the third on;
+  a call seen once (new arrays each time, say) or that cannot be replayed runs on the
+  kept temporaries, and sizes nothing.
 - ``copied_to_host(array, stream)``: a call's result read back (a call that returns it
   is not replayed).
 
@@ -193,7 +198,7 @@ def _refuse_capture(capture, waits_without):
         raise ArgumentValueError(f"{function}: stream is the legacy default stream while a CUDA graph is being "
                                  f"captured on another stream of this device: pass the capturing stream as stream= "
                                  f"(a Numba, CuPy or PyTorch stream, or its cudaStream_t handle)")
-    if _CALL.storage is None:
+    if _CALL.storage is None or _CALL.storage.internal:
         raise ArgumentValueError(f"{function}: stream is capturing a CUDA graph: pass temp_storage= (a device array of "
                                  f"coop.device.temp_storage_bytes({function}, ...) bytes), which the call initialises "
                                  f"on the stream, so that every replay of the graph starts afresh (without it the "
@@ -472,8 +477,8 @@ class _UsersStorage:
     look-back's epochs). ``plan``: an earlier call's arrays for the same arguments and
     buffer (``layout()``), taken again with fresh state, nothing carved."""
 
-    def __init__(self, buffer, plan=None):
-        self.buffer = buffer
+    def __init__(self, buffer, plan=None, internal=False):
+        self.buffer, self.internal = buffer, internal  # (internal: a stream's own buffer, not the caller's)
         self.sizing = buffer is None
         self.steps, self.streams = [], {}  # (what the call queues, to replay: _record; None: not replayable)
         if plan is None:
@@ -595,6 +600,19 @@ _SCALARS = frozenset([int, float, bool, str, complex, type(None), np.bool_]
                      + [np.dtype(code).type for code in "bBhHiIlLqQefdgFD"])
 
 
+_OWN_PLANS = {}  # ((function, arguments' key, None, context): _SEEN, _NOT_REPLAYED or a _Plan), the newest 256
+_OWN_BUFFERS = {}  # ((a stream's key, context): the uint8 device array calls without temp_storage= replay on)
+OWN_BUFFER_LIMIT = 1 << 26  # (bytes: calls that need more run on the kept temporaries; they are not host-bound)
+OWN_BUFFER_LEAST = 1 << 16
+_SEEN, _NOT_REPLAYED = object(), object()
+
+
+def _keep(plans, key, plan):
+    plans[key] = plan
+    while len(plans) > 256:
+        del plans[next(iter(plans))]
+
+
 class _Unkeyable(Exception):
     pass
 
@@ -656,27 +674,85 @@ def takes_temp_storage(function):
     carved the first time only: its layout is kept for later calls with arguments of the
     same key (``_argument_key``: what can change the temporaries it takes, and the launches
     it makes) on the same buffer (its regions are views that keep no memory alive), with
-    what it queued where it can be replayed (``_Plan``)."""
+    what it queued where it can be replayed (``_Plan``). A call without a buffer is
+    replayed the same way from its stream's own buffer once its key has been seen twice
+    (``_OWN_PLANS``; a plan keeps the buffer it was made on alive, and is made again when
+    the stream's buffer has grown since)."""
     name = function.__name__
     last = len(inspect.signature(function).parameters) - 1
+
+    def on_kept_temporaries(args, kwargs):
+        outer = _entered(name)
+        kept, _CALL.kept = _CALL.kept, []
+        try:
+            return function(*args, **kwargs)
+        except BaseException:
+            _drop_kept_state(_CALL.kept)
+            raise
+        finally:
+            _CALL.kept = kept
+            _CALL.function, _CALL.context = outer
+
+    def on_streams_buffer(key, args, kwargs):
+        """The call laid out on its stream's own buffer (grown to fit), run, and its plan
+        kept under ``key`` where it can be replayed; ``_NOT_REPLAYED`` kept for a call
+        that cannot be (or takes more than ``OWN_BUFFER_LIMIT``), which then runs on the
+        kept temporaries."""
+        needed = temp_storage_bytes(call, *args, **kwargs)
+        if needed > OWN_BUFFER_LIMIT:
+            _keep(_OWN_PLANS, key, _NOT_REPLAYED)
+            return on_kept_temporaries(args, kwargs)
+        stream = args[last - 1] if len(args) >= last else kwargs.get("stream")
+        owner = _argument_key(stream), key[-1]
+        outer = _entered(name)
+        try:
+            launch_stream(stream)  # (a stream capturing a graph refuses the call before anything is allocated)
+            buffer = _OWN_BUFFERS.get(owner)
+            if buffer is None or buffer.nbytes < needed:  # (twofold at least: plans made on the old one keep it)
+                twice = min(2 * buffer.nbytes, OWN_BUFFER_LIMIT) if buffer is not None else 0
+                _OWN_BUFFERS[owner] = buffer = cuda.device_array(max(needed, OWN_BUFFER_LEAST, twice), np.uint8)
+            storage, _CALL.storage = _CALL.storage, _UsersStorage(buffer, internal=True)
+            try:
+                result = function(*args, **kwargs)
+            finally:
+                storage, _CALL.storage = _CALL.storage, storage
+        finally:
+            _CALL.function, _CALL.context = outer
+        plan = storage.plan(result)
+        if plan.steps:
+            plan.owner, plan.buffer = owner, buffer
+            _keep(_OWN_PLANS, key, plan)
+        else:
+            _keep(_OWN_PLANS, key, _NOT_REPLAYED)
+        return result
 
     @functools.wraps(function)
     def call(*args, **kwargs):
         temp_storage = kwargs.pop("temp_storage", None) if len(args) <= last else args[last]
+        args = args[:last]
         if temp_storage is None:
-            outer = _entered(name)
-            kept, _CALL.kept = _CALL.kept, []
-            try:
-                return function(*args[:last], **kwargs)
-            except BaseException:
-                _drop_kept_state(_CALL.kept)
-                raise
-            finally:
-                _CALL.kept = kept
-                _CALL.function, _CALL.context = outer
+            # (a call repeated with the same key is replayed from its stream's own buffer:
+            # made the second time the key is seen, so that calls on new arrays each time
+            # size nothing; the replay before anything else, as temp_storage='s)
+            key = _plan_key(call, args, kwargs, None, _thread_context()) if _CALL.function is None else None
+            if key is None:
+                return on_kept_temporaries(args, kwargs)
+            plan = _OWN_PLANS.pop(key, None)
+            if plan is None:
+                _keep(_OWN_PLANS, key, _SEEN)
+                return on_kept_temporaries(args, kwargs)
+            if plan is _NOT_REPLAYED:
+                _OWN_PLANS[key] = plan
+                return on_kept_temporaries(args, kwargs)
+            if plan is _SEEN or _OWN_BUFFERS.get(plan.owner) is not plan.buffer:  # (new, or its buffer grown since)
+                return on_streams_buffer(key, args, kwargs)
+            if plan.replayed():
+                _OWN_PLANS[key] = plan
+                return None
+            _OWN_PLANS[key] = plan  # (a stream capturing a graph: the call runs, and refuses)
+            return on_kept_temporaries(args, kwargs)
         # (a replay first, before anything else of the call's state, which it does not
         # need; a buffer whose key was seen is one checked before, unconverted)
-        args = args[:last]
         key = _plan_key(call, args, kwargs, temp_storage, _thread_context())
         plan = _PLANS.pop(key, None) if key is not None else None
         if plan is not None and plan.replayed():
@@ -699,9 +775,7 @@ def takes_temp_storage(function):
             finally:
                 storage, _CALL.storage = _CALL.storage, storage
             if key is not None:
-                _PLANS[key] = storage.plan(result)
-                while len(_PLANS) > 256:
-                    del _PLANS[next(iter(_PLANS))]
+                _keep(_PLANS, key, storage.plan(result))
             return result
         finally:
             _CALL.function, _CALL.context = outer
