@@ -608,9 +608,14 @@ _SEEN, _NOT_REPLAYED = object(), object()
 
 
 def _keep(plans, key, plan):
+    """``plans[key] = plan``, the oldest dropped past 256 (threads, a device each, may keep
+    at once: one may drop what another is dropping)."""
     plans[key] = plan
     while len(plans) > 256:
-        del plans[next(iter(plans))]
+        try:
+            del plans[next(iter(plans))]
+        except (KeyError, RuntimeError, StopIteration):
+            pass
 
 
 class _Unkeyable(Exception):
