@@ -227,14 +227,10 @@ def tile_sorter(sig, key_types, value_types, threads, items_per_thread, radix_bi
     # What moves with each pass's ranks: the words of the keys' ordered bits (the word
     # being ranked among them), then the values.
     # (the phases get the buffer itself; being a caller's, each waits before writing it)
-    shared = types.Array(types.uint64, 1, "C")
     carried = [word.bits_type for word in words] + value_types
-
-    def scatters(form):
-        return _each([_scatter_in_place(exchanger(sig, form, t, block, n, shared, shape=shape)) for t in carried])
-
-    scatter_all = scatters("scatter_to_blocked")
-    scatter_all_last = scatters("scatter_to_striped" if striped else "scatter_to_blocked")
+    scatter_all = tile_scatterer(sig, "scatter_to_blocked", carried, block, n, shape)
+    scatter_all_last = tile_scatterer(sig, "scatter_to_striped" if striped else "scatter_to_blocked", carried, block,
+                                      n, shape)
     passes = _sequence([
         _word_passes(index, word, ranker(word.digit, block, n, bits, is_descending, True, False, layout,
                                          shape=shape)[0], bits,
@@ -254,6 +250,18 @@ def tile_sorter(sig, key_types, value_types, threads, items_per_thread, radix_bi
         fill_keys(word_arrays, key_arrays, None)
 
     return device_function(sort)
+
+
+def tile_scatterer(sig, form, carried_types, threads, items_per_thread, shape=None):
+    """A device function ``scatter(carried, ranks, buffer)`` moving each items array of
+    the tuple ``carried`` (of ``carried_types``) in place to the tile positions
+    ``ranks`` give, by the exchange ``form`` (``"scatter_to_blocked"`` or
+    ``"scatter_to_striped"``) through ``buffer`` (a uint64 array holding each type's
+    exchange layout at offset 0), one array after another; each exchange starts with a
+    barrier."""
+    shared = types.Array(types.uint64, 1, "C")
+    return _each([_scatter_in_place(exchanger(sig, form, t, threads, items_per_thread, shared, shape=shape))
+                  for t in carried_types])
 
 
 def _word_passes(index, word, rank, radix_bits, scatter_all, scatter_all_last, last):

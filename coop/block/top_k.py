@@ -11,15 +11,19 @@ thread adds up its share of them, best digits first), and settles every candidat
 above or below it; the candidates left (keys equal to the ``k``-th best in the digits
 seen so far) stop the passes once all of them are needed; where more are left after
 the last digit (keys equal to the ``k``-th best), a block sum of their counts picks the
-earliest. Then one stable radix sort pass of a 2-bit class per key (selected, not
-selected, past ``valid_items``) moves keys and values into place. Sorted, a stable
+earliest. Then a stable partition by class (selected, not selected, past
+``valid_items``) moves keys and values into place: each key's tile position from one
+block sum of the thread's counts of the classes (the ranks of a 2-bit digit, without
+counting each key in shared memory as a radix ranking does), then one scatter of the
+keys and of each values array. Sorted, a stable
 radix sort of the whole tile, best first (the keys past ``valid_items`` last, sorted
 the same way among themselves).
 
-Composition: the passes' block sum is ``coop.block.scan``'s ``exclusive_sum_in_scratch``
-and the placement ``coop.block.radix``'s ``tile_sorter``, in one scratch buffer (a
-``Union`` of the select's counters and the sort's), a static buffer of the primitive's
-own or the caller's ``temp_storage=``.
+Composition: the passes' and the partition's block sums are ``coop.block.scan``'s
+``exclusive_sum_in_scratch``, the partition's scatters ``coop.block.exchange``'s
+(``coop.block.radix``'s ``tile_scatterer``), the sorted form ``coop.block.radix``'s
+``tile_sorter``, in one scratch buffer (a ``Union`` of the select's counters and the
+exchanges'), a static buffer of the primitive's own or the caller's ``temp_storage=``.
 """
 
 import numpy as np
@@ -34,33 +38,29 @@ from coop._core.scratch import Region, Struct, Union, atomic_add, block_rank_of,
 from coop._core.selection import (OTHER, SELECTED, TIED, U32, candidates_of, settle_candidates, start_classes,
                                   top_k_arguments, value_types_of)
 from coop._core.specialize import PRIMITIVE_DEFAULT, Signature, device_function, primitive
-from coop.block.radix import sort_layout, tile_sorter
-from coop.block.radix_ranking import check_tile
+from coop.block.exchange import exchange_layout
+from coop.block.radix import sort_layout, tile_scatterer, tile_sorter
+from coop.block.radix_ranking import MAX_TILE_ITEMS, check_tile
 from coop.block.scan import exclusive_sum_in_scratch
 
 __all__ = ["top_k"]
 
 DIGIT_BITS = 8
 BINS = 1 << DIGIT_BITS
-CLASS_BITS = 2  # the placement sorts the classes (coop._core.selection; TIED only while selecting)
 SORTED_RADIX_BITS = 4  # (radix_sort's default)
 
 
 def top_k_layout(key_types, value_types, threads, items_per_thread, is_sorted):
-    """The scratch: unsorted, the select's (the block sum's, the digit counters, the
-    threshold's broadcast) under the class sort's; sorted, the sort of (validity, key)."""
+    """The scratch: unsorted, the select's (the block sum's, also the partition's; the
+    digit counters, the threshold's broadcast) under the partition's exchanges; sorted,
+    the sort of (validity, key)."""
     if is_sorted:
         return sort_layout([types.uint8, *key_types], value_types, threads, items_per_thread, SORTED_RADIX_BITS)
     scan, _ = exclusive_sum_in_scratch(types.uint32, threads)
     select = Struct("select", scan, Region("bins", types.uint32, BINS), Region("threshold", types.uint32, 3))
-    placement = sort_layout([types.uint8], [*key_types, *value_types], threads, items_per_thread, CLASS_BITS)
-    return Union("top_k", select, placement)
-
-
-def _placement_layout(layout):
-    """The class sort's part of an unsorted top-k's ``layout`` (at offset 0, as
-    ``tile_sorter`` needs)."""
-    return layout.members[1]
+    exchanges = [exchange_layout(t, threads, items_per_thread, name=str(t))
+                 for t in dict.fromkeys([*key_types, *value_types])]
+    return Union("top_k", select, *exchanges)
 
 
 def _temp_storage_bytes(sig, key_type, threads, items_per_thread, value_dtype=None, sorted=PRIMITIVE_DEFAULT):
@@ -128,8 +128,8 @@ def top_k(keys, k, values=None, threads=None, items_per_thread=None, largest=Tru
 
     Here, unsorted: four ``cuda.syncthreads()`` per pass of the select (at most one
     pass per byte of the key), a block sum's where keys tie with the ``k``-th best,
-    and the class sort's (one ranking and scatter, see ``coop.block.radix_sort``);
-    sorted: the sort's.
+    and the partition's (one barrier, a block sum's, and a scatter of the keys and of
+    each values array: ``coop.block.exchange``'s barriers); sorted: the sort's.
 
     Notes
     -----
@@ -206,13 +206,12 @@ def top_k(keys, k, values=None, threads=None, items_per_thread=None, largest=Tru
             sort((flags, keys), value_arrays, 0, width + 1 if valid < tile else width, buffer)
     else:
         select = _selector(key_type, block, n, is_largest, layout, shape)
-        place = tile_sorter(sig, [types.uint8], [key_type, *value_types], block, n, CLASS_BITS, False, False,
-                            _placement_layout(layout), shape)
+        place = _partitioner(sig, [key_type, *value_types], block, n, shape)
 
         def arrange(keys, value_arrays, k, valid, buffer):
             classes = cuda.local.array(n, np.uint8)
             select(keys, classes, k, valid, buffer)
-            place((classes,), (keys,) + value_arrays, 0, CLASS_BITS, buffer)
+            place(classes, (keys,) + value_arrays, buffer)
 
     arrange = device_function(arrange)
 
@@ -227,6 +226,50 @@ def top_k(keys, k, values=None, threads=None, items_per_thread=None, largest=Tru
         arrange(keys, value_arrays, k, valid, scratch(temp_storage))
 
     return impl
+
+
+def _partitioner(sig, carried_types, threads, n, shape):
+    """``place(classes, carried, buffer)``: the tile's items (each items array of the
+    tuple ``carried``, of ``carried_types``) moved to the tile's positions in the order
+    of their classes (``SELECTED``, ``OTHER``, ``PAST_VALID``), stable: a thread's counts
+    of the first two classes, 16 bits each in one word (a tile holds at most
+    ``MAX_TILE_ITEMS``), summed over the block give each item's position, then each array
+    is scattered there. It starts with a barrier; the scatters end the buffer's use."""
+    assert MAX_TILE_ITEMS < 1 << 16
+    _, exclusive_sum = exclusive_sum_in_scratch(types.uint32, threads, shape)
+    block_rank = block_rank_of(shape)
+    scatter = tile_scatterer(sig, "scatter_to_blocked", carried_types, threads, n, shape)
+    low = U32(0xFFFF)
+    other_one = U32(1 << 16)
+
+    def place(classes, carried, buffer):
+        counts = U32(0)
+        for i in range(n):
+            if classes[i] == SELECTED:
+                counts = U32(counts + U32(1))
+            elif classes[i] == OTHER:
+                counts = U32(counts + other_one)
+        # the buffer's last readers (the select's, or a caller's) are done
+        cuda.syncthreads()
+        before, total = exclusive_sum(counts, buffer)
+        selected, other = before & low, before >> U32(16)
+        past = U32(block_rank() * n) - selected - other  # (the thread's items start at tile position rank * n)
+        others_start = total & low
+        past_start = others_start + (total >> U32(16))
+        ranks = cuda.local.array(n, np.int32)
+        for i in range(n):
+            if classes[i] == SELECTED:
+                ranks[i] = selected
+                selected = U32(selected + U32(1))
+            elif classes[i] == OTHER:
+                ranks[i] = others_start + other
+                other = U32(other + U32(1))
+            else:
+                ranks[i] = past_start + past
+                past = U32(past + U32(1))
+        scatter(carried, ranks, buffer)
+
+    return device_function(place)
 
 
 def _selector(key_type, threads, n, largest, layout, shape):
