@@ -1,7 +1,7 @@
 """coop.block.top_k against coop's own block radix sort + take k, and CUB's block top-k
 and BlockRadixSort, side by side on one GPU.
 
-    python benchmarks/block_top_k.py [--log2n 26] [--cccl-include DIR] [--out DIR] [--sim-check]
+    python benchmarks/block_top_k.py [--log2n 26] [--cccl-include DIR | --cub-binary FILE] [--out DIR] [--sim-check]
 
 Per tile of ``THREADS x ITEMS`` uint32 keys (2^26 in all by default; splitmix64, as
 cub_timing.cuh's Rng), with their tile positions as values, loaded blocked: the ``k``
@@ -156,6 +156,8 @@ def main(argv=None, name="block_top_k", doc=__doc__, default_log2n=26, time_coop
     parser.add_argument("--cccl-include", default=os.environ.get("CCCL_INCLUDE", ""))
     parser.add_argument("--out", default=None)
     parser.add_argument("--sim-check", action="store_true")
+    parser.add_argument("--cub-binary", default=None,
+                        help=f"cub_{name}.cu built already (e.g. where the machine has no newer CCCL headers)")
     args = parser.parse_args(argv)
     if args.sim_check:
         rows = time_coop(args.log2n, sim=True)
@@ -164,7 +166,7 @@ def main(argv=None, name="block_top_k", doc=__doc__, default_log2n=26, time_coop
         return 1 if bad else 0
     out = pathlib.Path(args.out or tempfile.mkdtemp(prefix=f"{name}_"))
     out.mkdir(parents=True, exist_ok=True)
-    binary = build_cub(f"cub_{name}.cu", args.cccl_include, out)
+    binary = args.cub_binary or build_cub(f"cub_{name}.cu", args.cccl_include, out)
     rows = time_coop(args.log2n) + json_lines([binary, args.log2n])
     (out / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     print(report(rows))

@@ -1,7 +1,7 @@
 """coop.warp.top_k against coop's own warp merge sort + take k, and CUB's WarpMergeSort +
 take k (CUB has no warp top-k), side by side on one GPU.
 
-    python benchmarks/warp_top_k.py [--log2n 24] [--cccl-include DIR] [--out DIR] [--sim-check]
+    python benchmarks/warp_top_k.py [--log2n 24] [--cccl-include DIR | --cub-binary FILE] [--out DIR] [--sim-check]
 
 Per warp of 32 lanes, ``ITEMS`` uint32 keys a lane (2^24 in all by default; splitmix64,
 as cub_timing.cuh's Rng), with their tile positions as values, loaded blocked: the ``k``
