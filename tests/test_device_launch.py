@@ -586,18 +586,23 @@ def test_new_thread():
 
 @gpu_only
 def test_device_functions_packed():
-    """coop.device's calls launch packed after their first call."""
+    """coop.device's calls launch packed after their first call; repeated with the same
+    arrays, from their third they queue those launches again without the launcher."""
     x = np.arange(1 << 16, dtype=np.int32) % 7
     d_x = cuda.to_device(x)
     d_total = cuda.device_array(1, np.int64)
     d_scan = cuda.device_array(x.size, np.int32)
-    for call in range(3):
+    packed = []
+    for call in range(4):
+        d_total.copy_to_device(np.array([-1], np.int64))
+        d_scan.copy_to_device(np.full(x.size, -1, np.int32))
         before = packed_launches()
         coop.device.sum(d_x, d_total)
         coop.device.inclusive_sum(d_x, d_scan)
-        assert call == 0 or packed_launches() - before >= 2
-    assert d_total.copy_to_host()[0] == x.sum()
-    np.testing.assert_array_equal(d_scan.copy_to_host(), np.cumsum(x).astype(np.int32))
+        packed.append(packed_launches() - before)
+        assert d_total.copy_to_host()[0] == x.sum(), f"call {call}"
+        np.testing.assert_array_equal(d_scan.copy_to_host(), np.cumsum(x).astype(np.int32), err_msg=f"call {call}")
+    assert packed[1] >= 2 and packed[2] == packed[3] == 0, packed
     d_counts = cuda.device_array(7, np.int32)
     threes = lambda v: v == 3  # noqa: E731  (one function: compiled once)
     for call in range(2):
