@@ -39,7 +39,7 @@ from coop.block.radix_ranking import check_radix_bits, check_tile, given_bit, ra
 __all__ = ["radix_sort"]
 
 # what other families compose (the building-block tier: tests/test_layering.py)
-BUILDING_BLOCKS = ["sort_layout", "tile_sorter"]
+BUILDING_BLOCKS = ["sort_layout", "tile_scatterer", "tile_sorter"]
 
 
 def sort_layout(key_types, value_types, threads, items_per_thread, radix_bits):

@@ -40,7 +40,7 @@ from coop._core.selection import (OTHER, SELECTED, TIED, U32, candidates_of, set
 from coop._core.specialize import PRIMITIVE_DEFAULT, Signature, device_function, primitive
 from coop.block.exchange import exchange_layout
 from coop.block.radix import sort_layout, tile_scatterer, tile_sorter
-from coop.block.radix_ranking import MAX_TILE_ITEMS, check_tile
+from coop.block.radix_ranking import check_tile
 from coop.block.scan import exclusive_sum_in_scratch
 
 __all__ = ["top_k"]
@@ -232,10 +232,10 @@ def _partitioner(sig, carried_types, threads, n, shape):
     """``place(classes, carried, buffer)``: the tile's items (each items array of the
     tuple ``carried``, of ``carried_types``) moved to the tile's positions in the order
     of their classes (``SELECTED``, ``OTHER``, ``PAST_VALID``), stable: a thread's counts
-    of the first two classes, 16 bits each in one word (a tile holds at most
-    ``MAX_TILE_ITEMS``), summed over the block give each item's position, then each array
-    is scattered there. It starts with a barrier; the scatters end the buffer's use."""
-    assert MAX_TILE_ITEMS < 1 << 16
+    of the first two classes, 16 bits each in one word (``check_tile`` bounds a tile to
+    65,535 keys), summed over the block give each item's position, then each array is
+    scattered there. It starts with a barrier; the scatters end the buffer's use."""
+    assert threads * n < 1 << 16  # (check_tile refused larger tiles)
     _, exclusive_sum = exclusive_sum_in_scratch(types.uint32, threads, shape)
     block_rank = block_rank_of(shape)
     scatter = tile_scatterer(sig, "scatter_to_blocked", carried_types, threads, n, shape)
