@@ -698,6 +698,15 @@ def takes_temp_storage(function):
             _CALL.kept = kept
             _CALL.function, _CALL.context = outer
 
+    def on_carved(storage, args, kwargs):
+        """The call run with its temporaries carved from ``storage`` (a _UsersStorage):
+        its result, and the storage (its plan)."""
+        outer_storage, _CALL.storage = _CALL.storage, storage
+        try:
+            return function(*args, **kwargs), storage
+        finally:
+            _CALL.storage = outer_storage
+
     def on_streams_buffer(key, args, kwargs):
         """The call laid out on its stream's own buffer (grown to fit), run, and its plan
         kept under ``key`` where it can be replayed; ``_NOT_REPLAYED`` kept for a call
@@ -716,19 +725,13 @@ def takes_temp_storage(function):
             if buffer is None or buffer.nbytes < needed:  # (twofold at least: plans made on the old one keep it)
                 twice = min(2 * buffer.nbytes, OWN_BUFFER_LIMIT) if buffer is not None else 0
                 _OWN_BUFFERS[owner] = buffer = cuda.device_array(max(needed, OWN_BUFFER_LEAST, twice), np.uint8)
-            storage, _CALL.storage = _CALL.storage, _UsersStorage(buffer, internal=True)
-            try:
-                result = function(*args, **kwargs)
-            finally:
-                storage, _CALL.storage = _CALL.storage, storage
+            result, storage = on_carved(_UsersStorage(buffer, internal=True), args, kwargs)
         finally:
             _CALL.function, _CALL.context = outer
         plan = storage.plan(result)
         if plan.steps:
             plan.owner, plan.buffer = owner, buffer
-            _keep(_OWN_PLANS, key, plan)
-        else:
-            _keep(_OWN_PLANS, key, _NOT_REPLAYED)
+        _keep(_OWN_PLANS, key, plan if plan.steps else _NOT_REPLAYED)
         return result
 
     @functools.wraps(function)
@@ -743,19 +746,13 @@ def takes_temp_storage(function):
             if key is None:
                 return on_kept_temporaries(args, kwargs)
             plan = _OWN_PLANS.pop(key, None)
-            if plan is None:
-                _keep(_OWN_PLANS, key, _SEEN)
-                return on_kept_temporaries(args, kwargs)
-            if plan is _NOT_REPLAYED:
-                _OWN_PLANS[key] = plan
-                return on_kept_temporaries(args, kwargs)
-            if plan is _SEEN or _OWN_BUFFERS.get(plan.owner) is not plan.buffer:  # (new, or its buffer grown since)
+            if plan is _SEEN or (plan is not None and plan is not _NOT_REPLAYED
+                                 and _OWN_BUFFERS.get(plan.owner) is not plan.buffer):  # (its buffer grown since)
                 return on_streams_buffer(key, args, kwargs)
-            if plan.replayed():
-                _OWN_PLANS[key] = plan
+            _keep(_OWN_PLANS, key, _SEEN if plan is None else plan)
+            if plan not in (None, _NOT_REPLAYED) and plan.replayed():
                 return None
-            _OWN_PLANS[key] = plan  # (a stream capturing a graph: the call runs, and refuses)
-            return on_kept_temporaries(args, kwargs)
+            return on_kept_temporaries(args, kwargs)  # (seen once, not replayed, or a stream capturing: refused)
         # (a replay first, before anything else of the call's state, which it does not
         # need; a buffer whose key was seen is one checked before, unconverted)
         key = _plan_key(call, args, kwargs, temp_storage, _thread_context())
@@ -774,11 +771,7 @@ def takes_temp_storage(function):
                     raise _error(name, "temp_storage", f"is too small: {buffer.nbytes} bytes, {needed} needed "
                                                        f"(coop.device.temp_storage_bytes(coop.device.{name}, ...))",
                                  ArgumentValueError)
-            storage, _CALL.storage = _CALL.storage, _UsersStorage(buffer, plan)
-            try:
-                result = function(*args, **kwargs)
-            finally:
-                storage, _CALL.storage = _CALL.storage, storage
+            result, storage = on_carved(_UsersStorage(buffer, plan), args, kwargs)
             if key is not None:
                 _keep(_PLANS, key, storage.plan(result))
             return result
