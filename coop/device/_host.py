@@ -746,13 +746,15 @@ def takes_temp_storage(function):
             if key is None:
                 return on_kept_temporaries(args, kwargs)
             plan = _OWN_PLANS.pop(key, None)
-            if plan is _SEEN or (plan is not None and plan is not _NOT_REPLAYED
-                                 and _OWN_BUFFERS.get(plan.owner) is not plan.buffer):  # (its buffer grown since)
-                return on_streams_buffer(key, args, kwargs)
-            _keep(_OWN_PLANS, key, _SEEN if plan is None else plan)
-            if plan not in (None, _NOT_REPLAYED) and plan.replayed():
-                return None
-            return on_kept_temporaries(args, kwargs)  # (seen once, not replayed, or a stream capturing: refused)
+            if plan.__class__ is _Plan and _OWN_BUFFERS.get(plan.owner) is plan.buffer:
+                _OWN_PLANS[key] = plan
+                if plan.replayed():
+                    return None
+                return on_kept_temporaries(args, kwargs)  # (a stream capturing a graph: the call refuses)
+            if plan is None or plan is _NOT_REPLAYED:
+                _keep(_OWN_PLANS, key, _SEEN if plan is None else plan)
+                return on_kept_temporaries(args, kwargs)
+            return on_streams_buffer(key, args, kwargs)  # (seen once before, or its plan's buffer grown since)
         # (a replay first, before anything else of the call's state, which it does not
         # need; a buffer whose key was seen is one checked before, unconverted)
         key = _plan_key(call, args, kwargs, temp_storage, _thread_context())
