@@ -8,6 +8,7 @@
 //   histogram_even        DeviceHistogram::HistogramEven, float32 samples in [0, 1), 256 bins over
 //                         [0, 1), int32 counters
 //   segmented_reduce_sum  DeviceSegmentedReduce::Sum, int32, segments of 1024 items
+//   segmented_reduce_sum_power  the same in segments of power-law sizes (segmented_sort_keys_power's)
 //   radix_sort_keys       DeviceRadixSort::SortKeys, random uint32 keys, all 32 bits, out of place
 //   radix_sort_pairs      DeviceRadixSort::SortPairs, uint32 keys and uint32 values
 //   merge_sort_keys       DeviceMergeSort::SortKeysCopy, the uint32 keys by `<`, out of place
@@ -268,11 +269,18 @@ static void run_histogram(const Input<float>& in) {
   report("histogram_even", "float32", n, s, 4.0 * n, histogram.to_host() == expected);
 }
 
-static void run_segmented_reduce(const Input<int>& in) {
+static std::vector<int> segment_offsets(int n) {
+  std::vector<int> offsets(n / SEGMENT + 1);
+  for (size_t j = 0; j < offsets.size(); ++j) offsets[j] = int(j) * SEGMENT;
+  return offsets;
+}
+
+static std::vector<int> power_law_offsets(int n);
+
+static void run_segmented_reduce(const Input<int>& in, const char* name, std::vector<int> (*offsets_of)(int)) {
   const int n = in.n();
-  const int segments = n / SEGMENT;
-  std::vector<int> offsets(segments + 1);
-  for (int j = 0; j <= segments; ++j) offsets[j] = j * SEGMENT;
+  const std::vector<int> offsets = offsets_of(n);
+  const int segments = int(offsets.size()) - 1;
   const DeviceArray<int> d_offsets(offsets);
   DeviceArray<int> out(segments);
   const double s = time_cub([&](void* temp, size_t& bytes) {
@@ -282,7 +290,7 @@ static void run_segmented_reduce(const Input<int>& in) {
   std::vector<int> expected(segments);
   for (int j = 0; j < segments; ++j)
     expected[j] = std::accumulate(in.host.begin() + offsets[j], in.host.begin() + offsets[j + 1], 0);
-  report("segmented_reduce_sum", "int32", n, s, 4.0 * n, out.to_host() == expected);
+  report(name, "int32", n, s, 4.0 * n, out.to_host() == expected);
 }
 
 // A sort of keys.host (pairs: the positions as values) by `sort(temp, bytes, keys_in, keys_out, values_in,
@@ -586,7 +594,9 @@ int main(int argc, char** argv) {
     if (wanted("select_flagged")) run_select_flagged(in_ints);
     if (wanted("select_if")) run_select_if(in_ints);
     if (wanted("histogram_even")) run_histogram(in_floats);
-    if (wanted("segmented_reduce_sum")) run_segmented_reduce(in_ints);
+    if (wanted("segmented_reduce_sum")) run_segmented_reduce(in_ints, "segmented_reduce_sum", segment_offsets);
+    if (wanted("segmented_reduce_sum_power"))
+      run_segmented_reduce(in_ints, "segmented_reduce_sum_power", power_law_offsets);
     if (wanted("segmented_sort_keys")) run_segmented_sort(in_keys, "segmented_sort_keys", sort_offsets);
     if (wanted("segmented_sort_keys_power")) run_segmented_sort(in_keys, "segmented_sort_keys_power", power_law_offsets);
     if (wanted("subtract_left")) run_subtract_left(in_ints);

@@ -24,6 +24,8 @@ Algorithms (named as benchmarks/cub_device.cu names them, so that the rows pair 
 - segmented_reduce_sum: ``coop.device.segmented_reduce(x, out, offsets, coop.ops.add, 0)`` /
   ``cub::DeviceSegmentedReduce::Sum``, int32, n / 1024 segments of 1024 items (offsets
   0, 1024, 2048, ..., int32); no CuPy.
+- segmented_reduce_sum_power: the same in segmented_sort_keys_power's segments of power-law
+  sizes (``power_law_offsets``, below).
 - radix_sort_keys, radix_sort_pairs: ``coop.device.radix_sort`` / ``cub::DeviceRadixSort::SortKeys``,
   ``SortPairs`` / ``cupy.sort`` (keys only), uint32 keys, all 32 bits; the pairs' values are
   the keys' positions 0, 1, ..., n - 1 (uint32). Skipped on coop's side where coop.device has no
@@ -169,6 +171,7 @@ ALGORITHMS = {
     "select_if": (("int32",), lambda n, k: 4 * n + 4 * k),
     "histogram_even": (("float32",), lambda n, k: 4 * n),
     "segmented_reduce_sum": (("int32",), lambda n, k: 4 * n),
+    "segmented_reduce_sum_power": (("int32",), lambda n, k: 4 * n),
     "radix_sort_keys": (("uint32",), lambda n, k: 8 * n),
     "radix_sort_pairs": (("uint32",), lambda n, k: 16 * n),
     "merge_sort_keys": (("uint32",), lambda n, k: 8 * n),
@@ -265,6 +268,7 @@ def power_law_offsets(n):
 
 
 SEGMENTED_SORT_OFFSETS = {"segmented_sort_keys": sort_offsets, "segmented_sort_keys_power": power_law_offsets}
+SEGMENTED_REDUCE_OFFSETS = {"segmented_reduce_sum": offsets_of, "segmented_reduce_sum_power": power_law_offsets}
 
 
 def runs_input(n):
@@ -293,9 +297,12 @@ def expected_of(algorithm, x):
         # CUB's float bin, int((x - lower) * (bins / (upper - lower))) in float32: exact here (x * 256)
         scale = np.float32(BINS / (UPPER - LOWER))
         return np.bincount(((x - np.float32(LOWER)) * scale).astype(np.int64), minlength=BINS)
-    if algorithm == "segmented_reduce_sum":
-        segments = x.size // SEGMENT
-        return x[:segments * SEGMENT].reshape(segments, SEGMENT).sum(axis=1, dtype=np.int64).astype(np.int32)
+    if algorithm in SEGMENTED_REDUCE_OFFSETS:
+        offsets = SEGMENTED_REDUCE_OFFSETS[algorithm](x.size)
+        within = x[:offsets[-1]].astype(np.int64)  # (items past the last segment: not summed)
+        sums = np.add.reduceat(within, offsets[:-1]) if offsets.size > 1 else np.zeros(0, np.int64)
+        sums[offsets[:-1] == offsets[1:]] = 0  # (reduceat gives an empty segment's next item)
+        return sums.astype(np.int32)
     if algorithm == "subtract_left":
         return np.concatenate((x[:1], np.diff(x))).astype(x.dtype)
     if algorithm == "unique":
@@ -526,9 +533,10 @@ def implementations(algorithm, x, d_x, cupy, torch=None):
                 last[0] = cupy.histogram(c_x, bins=BINS, range=(LOWER, UPPER))[0]
 
             yield "cupy", algorithm, cupy_histogram, lambda: last[0].get()
-    elif algorithm == "segmented_reduce_sum":
-        d_offsets = cuda.to_device(offsets_of(n))
-        d_out = poisoned(np.int32, n // SEGMENT)
+    elif algorithm in SEGMENTED_REDUCE_OFFSETS:
+        offsets = SEGMENTED_REDUCE_OFFSETS[algorithm](n)
+        d_offsets = cuda.to_device(offsets)
+        d_out = poisoned(np.int32, offsets.size - 1)
         yield ("coop", algorithm, lambda: coop.device.segmented_reduce(d_x, d_out, d_offsets, coop.ops.add, 0),
                d_out.copy_to_host)
         yield ("coop_temp", algorithm, with_temp_storage(coop.device.segmented_reduce, d_x, d_out, d_offsets,

@@ -60,10 +60,13 @@ WANTED, CANDIDATES, BUFFERED, SELECTED, FILTERED, TIES = range(6)
 SELECT, CANDIDATE, DROP = range(3)  # a key's class against the prefix
 
 
+CANDIDATE_BUFFER_DIVISOR = 128  # (CUB's: a buffer of 1/128 of the keys)
+
+
 def candidate_buffer_length(n):
-    """The most candidates written to a buffer (CUB's: 1/128 of the keys): while there
-    are more, each launch reads all the keys instead."""
-    return max(1, n // 128)
+    """The most candidates written to a buffer (``1 / CANDIDATE_BUFFER_DIVISOR`` of the
+    keys): while there are more, each launch reads all the keys instead."""
+    return max(1, n // CANDIDATE_BUFFER_DIVISOR)
 
 
 def radix_bits(key_bits):
