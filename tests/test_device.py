@@ -506,44 +506,13 @@ def test_segmented_reduce(n):
     x = values(np.int32, n, seed=n)
     cuts = np.sort(rng.integers(0, n + 1, 9)) if n else np.zeros(9, np.int64)
     offsets = np.concatenate(([0], cuts, [n])).astype(np.int64)  # (empty segments too)
+    check_segmented_reduce(x, offsets, rng)
+
+
+def check_segmented_reduce(x, offsets, rng):
+    """segmented_reduce of int32 ``x`` into int64 results, checked: the sums after 5, and
+    the composition of random affine maps (not commutative: the segments' order)."""
     d_out = cuda.device_array(offsets.size - 1, np.int64)
-    coop.device.segmented_reduce(cuda.to_device(x), d_out, cuda.to_device(offsets), coop.ops.add, 5)
-    expected = [5 + x[a:b].sum() for a, b in zip(offsets[:-1], offsets[1:])]
-    assert_equal_exact(d_out.copy_to_host(), np.array(expected, np.int64), "segmented sums")
-    maps = (rng.integers(0, 1 << 16, n) << 16 | rng.integers(0, 1 << 16, n)).astype(np.int64)
-    d_maps = cuda.device_array(offsets.size - 1, np.int64)
-    coop.device.segmented_reduce(cuda.to_device(maps), d_maps, cuda.to_device(offsets), compose, IDENTITY)
-    expected = []
-    for a, b in zip(offsets[:-1], offsets[1:]):
-        f = IDENTITY
-        for g in maps[a:b].tolist():
-            f = compose_host(f, g)
-        expected.append(f)
-    assert_equal_exact(d_maps.copy_to_host(), np.array(expected, np.int64), "segmented compositions")
-
-
-def segment_sizes_of_every_path(rng):
-    """Segment sizes that take each of segmented_reduce's paths for many short segments:
-    empty, a thread's (1-4 items), a warp's (5-4096, whole and partial warp tiles) and
-    the block's (more than 4096), in a random order; about 60 items a segment."""
-    sizes = np.concatenate((np.zeros(20, np.int64), rng.integers(1, 5, 120), rng.integers(5, 200, 50),
-                            [31, 32, 33, 127, 128, 129, 4095, 4096, 4097, 5000]))
-    return rng.permutation(sizes)
-
-
-@pytest.mark.parametrize("kind", ["many short", "few long"])
-def test_segmented_reduce_kernels(kind):
-    """Each kernel, in order: many short segments (a thread, a warp or the block each), and
-    a few long ones (a block each); the sums and a non-commutative composition, int32
-    items into int64 results."""
-    rng = np.random.default_rng(44)
-    segmented_reduce = sys.modules["coop.device.segmented_reduce"]
-    sizes = segment_sizes_of_every_path(rng) if kind == "many short" else np.array([1500, 0, 2049, 7, 3000])
-    offsets = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
-    short = offsets[-1] <= sizes.size * segmented_reduce.WARP_SEGMENT_AVERAGE
-    assert short == (kind == "many short")  # (the kernel meant: "few long" are too few to fill the GPU)
-    x = values(np.int32, int(offsets[-1]) + 7, seed=45)  # (items past the last segment: not reduced)
-    d_out = cuda.device_array(sizes.size, np.int64)
     coop.device.segmented_reduce(cuda.to_device(x), d_out, cuda.to_device(offsets), coop.ops.add, 5)
     expected = [5 + x[a:b].sum(dtype=np.int64) for a, b in zip(offsets[:-1], offsets[1:])]
     assert_equal_exact(d_out.copy_to_host(), np.array(expected, np.int64), "segmented sums")
@@ -556,6 +525,29 @@ def test_segmented_reduce_kernels(kind):
             f = compose_host(f, g)
         expected.append(f)
     assert_equal_exact(d_out.copy_to_host(), np.array(expected, np.int64), "segmented compositions")
+
+
+def segment_sizes_of_every_path(rng):
+    """Segment sizes that take each of segmented_reduce's paths for many short segments:
+    empty, a thread's (1-8 items), a warp's (9-4096, whole and partial warp tiles) and
+    the block's (more than 4096), in a random order; about 60 items a segment."""
+    sizes = np.concatenate((np.zeros(20, np.int64), rng.integers(1, 9, 120), rng.integers(9, 200, 50),
+                            [31, 32, 33, 127, 128, 129, 4095, 4096, 4097, 5000]))
+    return rng.permutation(sizes)
+
+
+@pytest.mark.parametrize("kind", ["many short", "few long"])
+def test_segmented_reduce_kernels(kind):
+    """Each kernel: many short segments (a thread, a warp or the block each), and a few
+    long ones (a block each)."""
+    rng = np.random.default_rng(44)
+    segmented_reduce = sys.modules["coop.device.segmented_reduce"]
+    sizes = segment_sizes_of_every_path(rng) if kind == "many short" else np.array([1500, 0, 2049, 7, 3000])
+    offsets = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
+    short = offsets[-1] <= sizes.size * segmented_reduce.WARP_SEGMENT_AVERAGE
+    assert short == (kind == "many short")  # (the kernel meant: "few long" are too few to fill the GPU)
+    x = values(np.int32, int(offsets[-1]) + 7, seed=45)  # (items past the last segment: not reduced)
+    check_segmented_reduce(x, offsets, rng)
 
 
 @pytest.mark.parametrize("n", SIZES)
