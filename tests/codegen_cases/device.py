@@ -68,9 +68,11 @@ def device_cases(name):
     kernel, _, _ = device["reduce"]._kernel(op, dtype, dtype)
     case(f"device-reduce-{name}", _types_of(_array(dtype), 1, _array(dtype), _array(np.uint32), dtype.type(0),
                                             _array(dtype)))(kernel)
-    kernel = device["segmented_reduce"]._segment_kernel(op, dtype, dtype)
+    segment_kernel, segments_kernel = device["segmented_reduce"]._kernels(op, dtype, dtype)
     case(f"device-segmented_reduce-{name}", _types_of(_array(dtype), _array(dtype), _array(np.int64),
-                                                      dtype.type(0)))(kernel)
+                                                      dtype.type(0)))(segment_kernel)
+    case(f"device-segmented_reduce-by_size-{name}", _types_of(_array(dtype), _array(dtype), _array(np.int64),
+                                                              dtype.type(0), 1))(segments_kernel)
     for form, predicate, flags in (("select_flagged", None, np.bool_), ("partition", _nonzero, None)):
         kernel, _ = device["select"]._select_kernel(predicate, dtype, flags, np.int32, form == "partition")
         flag_array = _array(flags if flags is not None else dtype)  # (d_in where there are no flags)
