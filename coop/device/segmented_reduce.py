@@ -5,17 +5,18 @@ Two kernels, chosen without reading the offsets:
 
 - **A block a segment** (CUB's), where the segments are few (fewer than one a thread of
   the second kernel's blocks filling the GPU) and average more than
-  ``WARP_SEGMENT_AVERAGE`` items (``len(d_in)`` over the segments): the block loads its segment tile by tile
-  (``coop.block.load``, blocked: "vectorize" for whole tiles, "warp_transpose" for the
-  last, partial one), reduces each tile with ``coop.block.reduce`` and folds the tiles in
-  order after ``initial``; thread 0 writes the result.
+  ``WARP_SEGMENT_AVERAGE`` items (``len(d_in)`` over the segments): the block loads its
+  segment tile by tile (``coop.block.load``, blocked: "vectorize" for whole tiles,
+  "warp_transpose" for the last, partial one), reduces each tile with
+  ``coop.block.reduce`` and folds the tiles in order after ``initial``; thread 0 writes
+  the result.
 - **Segments by size**, otherwise (many segments, or short ones: ragged rows, power-law
-  sizes): a block takes ``THREADS`` consecutive segments at a time, one a thread. A segment of at
-  most ``LANE_ITEMS`` items is reduced by its own thread, its loads all in flight at
-  once; one of at most ``WARP_ITEMS`` by its warp, a warp tile at a time
+  sizes): a block takes ``THREADS`` consecutive segments at a time, one a thread. A
+  segment of at most ``LANE_ITEMS`` items is reduced by its own thread, its loads all in
+  flight at once; one of at most ``WARP_ITEMS`` by its warp, a warp tile at a time
   (``coop.warp.load``, "vectorize" for whole tiles, "transpose" for the last, and
-  ``coop.warp.reduce``); a longer one by the whole block, as the first kernel does.
-  So a segment of one item costs one thread, not a block.
+  ``coop.warp.reduce``); a longer one by the whole block, as the first kernel does. So a
+  segment of one item costs one thread, not a block.
 
 Values are converted to ``d_out``'s dtype as they are loaded and combined in it, in the
 segment's order: ``op`` needs to be associative only.
