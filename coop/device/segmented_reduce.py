@@ -185,6 +185,13 @@ def segmented_reduce(d_in, d_out, offsets, op, initial, stream=None, temp_storag
     None
         ``d_out`` holds the results once the GPU has run the call.
 
+    Notes
+    -----
+    Segments of any sizes, mixed freely: when they are many or short (ragged rows,
+    power-law sizes), a segment of up to 8 items is reduced by one thread, one of up to
+    4,096 by a warp and a longer one by a block; when they are few and long, a block
+    each (CUB's way). One launch either way.
+
     Example
     -------
     Row sums of a ragged array::
