@@ -2,7 +2,7 @@
 GPU (the issue's sizes), plus bad input raised before any launch, CuPy / PyTorch arrays
 and non-default streams (GPU)."""
 
-import sys
+import importlib
 
 import numpy as np
 import pytest
@@ -435,8 +435,6 @@ def test_an_inline_lambda_compiles_once():
     """A lambda written in the call is a new function each time: the operator (and so
     the kernel) is one for the same code reading the same values, else each call would
     compile anew (seconds on a GPU)."""
-    import importlib
-
     select_module = importlib.import_module("coop.device.select")
     x = np.arange(300, dtype=np.int32)
     d_x, d_out = cuda.to_device(x), cuda.device_array(300, np.int32)
@@ -541,7 +539,7 @@ def test_segmented_reduce_kernels(kind):
     """Each kernel: many short segments (a thread, a warp or the block each), and a few
     long ones (a block each)."""
     rng = np.random.default_rng(44)
-    segmented_reduce = sys.modules["coop.device.segmented_reduce"]
+    segmented_reduce = importlib.import_module("coop.device.segmented_reduce")
     sizes = segment_sizes_of_every_path(rng) if kind == "many short" else np.array([1500, 0, 2049, 7, 3000])
     offsets = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
     short = offsets[-1] <= sizes.size * segmented_reduce.WARP_SEGMENT_AVERAGE

@@ -26,8 +26,10 @@ import functools
 
 import numpy as np
 from numba import cuda
+from numba.cuda.np.numpy_support import from_dtype
 
 import coop
+from coop._core.values import converter
 from coop.device._tiles import BLOCK_THREADS, items_per_thread
 from coop.device._host import (check_length, device_array, device_operator, documented, kernel_resident_blocks,
                                launch, launch_stream, segment_offsets, takes_temp_storage)
@@ -53,7 +55,7 @@ def _kernels(op, in_dtype, dtype):
                      coop.block.reduce.temp_storage_bytes(value_type, THREADS),
                      coop.warp.load.temp_storage_bytes(in_type, THREADS, n_items, algorithm="transpose"))
     lane_items, warp_items = LANE_ITEMS, WARP_ITEMS
-    convert = value_type.type
+    convert = converter(from_dtype(value_type))  # (combined in d_out's dtype, as coop.device.reduce)
     warps = THREADS // WARP
 
     @cuda.jit(device=True)
@@ -77,7 +79,7 @@ def _kernels(op, in_dtype, dtype):
                 total = coop.block.reduce(items, op, threads=THREADS, temp_storage=temp)
             else:
                 total = coop.block.reduce(items, op, valid_items=valid, threads=THREADS, temp_storage=temp)
-            running = op(running, total)
+            running = convert(op(running, total))
         return running
 
     @cuda.jit(device=True)
@@ -99,7 +101,7 @@ def _kernels(op, in_dtype, dtype):
                 total = coop.warp.reduce(items, op)
             else:
                 total = coop.warp.reduce(items, op, valid_items=valid)
-            running = op(running, total)
+            running = convert(op(running, total))
         return running
 
     @cuda.jit
@@ -124,7 +126,7 @@ def _kernels(op, in_dtype, dtype):
                 running = initial
                 for i in range(lane_items):
                     if i < size:
-                        running = op(running, convert(d_in[begin + i]))
+                        running = convert(op(running, convert(d_in[begin + i])))
                 d_out[segment] = running
             is_warps = np.uint32(cuda.ballot_sync(0xFFFFFFFF, size > lane_items and size <= warp_items))
             while is_warps != 0:
